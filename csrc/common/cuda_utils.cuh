@@ -1,0 +1,31 @@
+// Small CUDA helpers shared by the kernels. Only c10/cuda headers: the kernels must compile
+// against the torch headers without a GPU or the CUDA math libraries (DESIGN.md §4).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cstdint>
+
+namespace fastgl::cuda {
+
+constexpr int kThreadsPerBlock = 256;
+
+inline int64_t blocks_for(int64_t n, int64_t threads = kThreadsPerBlock) {
+  return (n + threads - 1) / threads;
+}
+
+inline cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+
+// Grid-stride loop index type: 64-bit so edge counts past 2^31 are safe.
+__device__ inline int64_t global_thread_index() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ inline int64_t global_thread_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+}  // namespace fastgl::cuda

@@ -1,0 +1,23 @@
+// CUDA csc_from_coo: a stable radix sort of the edges by target (at::sort, stable=true) gives
+// the same slot order as the CPU counting sort.
+#include "common/cuda_utils.cuh"
+#include "graph/csc_from_coo.h"
+
+#include <torch/library.h>
+
+namespace fastgl::graph {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cuda(const at::Tensor& src,
+                                                                 const at::Tensor& dst,
+                                                                 int64_t num_nodes) {
+  check_csc_from_coo_inputs(src, dst, num_nodes);
+  const c10::cuda::CUDAGuard device_guard(dst.device());
+  const at::Tensor target = dst.to(at::kLong);
+  const at::Tensor perm = std::get<1>(at::sort(target, /*stable=*/true, /*dim=*/0));
+  const at::Tensor counts = at::bincount(target, /*weights=*/{}, /*minlength=*/num_nodes);
+  return csc_from_permutation(src, counts, perm);
+}
+
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("csc_from_coo", &csc_from_coo_cuda); }
+
+}  // namespace fastgl::graph

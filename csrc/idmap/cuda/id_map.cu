@@ -1,0 +1,124 @@
+// CUDA id_map: FastGL's Fused-Map. Keys are inserted into one hash table with atomicCAS, each
+// slot keeping the smallest position that carried its key (atomicMin), so the first occurrence
+// claims the local id and the order is deterministic (FastGL's own version claims ids with a
+// counter and its order depends on thread timing). No unique + sort + search passes.
+#include "common/cuda_utils.cuh"
+#include "idmap/id_map.h"
+
+#include <torch/library.h>
+
+namespace fastgl::idmap {
+namespace {
+
+using fastgl::cuda::blocks_for;
+using fastgl::cuda::global_thread_index;
+using fastgl::cuda::global_thread_stride;
+using fastgl::cuda::kThreadsPerBlock;
+
+constexpr int kNegativeIdFlag = 1;
+constexpr int kDuplicatePrefixFlag = 2;
+
+struct DeviceTable {
+  unsigned long long* keys;  // kEmptyKey when free
+  long long* first;          // smallest position (prefix: i, ids: P + i) holding the key
+  uint64_t mask;
+};
+
+__device__ uint64_t find_or_insert_slot(DeviceTable table, int64_t key) {
+  const auto wanted = static_cast<unsigned long long>(key);
+  const auto empty = static_cast<unsigned long long>(kEmptyKey);
+  for (uint64_t slot = hash_id(key) & table.mask;; slot = (slot + 1) & table.mask) {
+    const unsigned long long seen = atomicCAS(&table.keys[slot], empty, wanted);
+    if (seen == empty || seen == wanted) return slot;
+  }
+}
+
+// Inserts keys[i] with position offset + i; records the slot for later passes when asked.
+__global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n, int64_t offset,
+                              bool keys_are_prefix, int64_t* slot_of, int* error_flags) {
+  for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) {
+    const int64_t key = keys[i];
+    if (key < 0) {
+      atomicOr(error_flags, kNegativeIdFlag);
+      continue;
+    }
+    const uint64_t slot = find_or_insert_slot(table, key);
+    const long long previous = atomicMin(&table.first[slot], static_cast<long long>(offset + i));
+    if (keys_are_prefix && previous != kNoPosition) atomicOr(error_flags, kDuplicatePrefixFlag);
+    if (slot_of) slot_of[i] = static_cast<int64_t>(slot);
+  }
+}
+
+__global__ void mark_first_occurrence_kernel(DeviceTable table, const int64_t* slot_of,
+                                             int64_t n, int64_t num_prefix, bool* is_first) {
+  for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) {
+    is_first[i] = table.first[slot_of[i]] == num_prefix + i;
+  }
+}
+
+// rank[j] = number of first occurrences among ids[0..j] (inclusive scan of is_first).
+__global__ void assign_local_ids_kernel(DeviceTable table, const int64_t* slot_of, int64_t n,
+                                        int64_t num_prefix, const int64_t* rank, int64_t* local) {
+  for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) {
+    const int64_t first = table.first[slot_of[i]];
+    local[i] = first < num_prefix ? first : num_prefix + rank[first - num_prefix] - 1;
+  }
+}
+
+void raise_on_error_flags(const at::Tensor& error_flags) {
+  const int flags = error_flags.item<int>();
+  FASTGL_CHECK(!(flags & kNegativeIdFlag), "id_map", kNegativeIdError);
+  FASTGL_CHECK(!(flags & kDuplicatePrefixFlag), "id_map", kDuplicatePrefixError);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const at::Tensor& ids) {
+  check_id_map_inputs(prefix, ids);
+  const c10::cuda::CUDAGuard device_guard(ids.device());
+  const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
+  const at::Tensor ids64 = ids.to(at::kLong).contiguous();
+  const int64_t num_prefix = prefix64.numel(), num_ids = ids64.numel();
+  const auto options = ids64.options();
+  const cudaStream_t stream = fastgl::cuda::current_stream();
+
+  const int64_t capacity = table_capacity(num_prefix + num_ids);
+  at::Tensor keys = at::full({capacity}, kEmptyKey, options);
+  at::Tensor first = at::full({capacity}, kNoPosition, options);
+  at::Tensor slot_of = at::empty({num_ids}, options);
+  at::Tensor error_flags = at::zeros({1}, options.dtype(at::kInt));
+  const DeviceTable table{reinterpret_cast<unsigned long long*>(keys.data_ptr<int64_t>()),
+                          reinterpret_cast<long long*>(first.data_ptr<int64_t>()),
+                          static_cast<uint64_t>(capacity - 1)};
+  if (num_prefix > 0) {
+    insert_kernel<<<blocks_for(num_prefix), kThreadsPerBlock, 0, stream>>>(
+        table, prefix64.data_ptr<int64_t>(), num_prefix, 0, true, nullptr,
+        error_flags.data_ptr<int>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  at::Tensor is_first = at::empty({num_ids}, options.dtype(at::kBool));
+  at::Tensor local = at::empty({num_ids}, options);
+  if (num_ids > 0) {
+    insert_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
+        table, ids64.data_ptr<int64_t>(), num_ids, num_prefix, false,
+        slot_of.data_ptr<int64_t>(), error_flags.data_ptr<int>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    mark_first_occurrence_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
+        table, slot_of.data_ptr<int64_t>(), num_ids, num_prefix, is_first.data_ptr<bool>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  raise_on_error_flags(error_flags);
+  if (num_ids > 0) {
+    const at::Tensor rank = at::cumsum(is_first, 0, at::kLong);
+    assign_local_ids_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
+        table, slot_of.data_ptr<int64_t>(), num_ids, num_prefix, rank.data_ptr<int64_t>(),
+        local.data_ptr<int64_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  const at::Tensor unique = at::cat({prefix64, ids64.masked_select(is_first)});
+  return {unique, local};
+}
+
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("id_map", &id_map_cuda); }
+
+}  // namespace fastgl::idmap

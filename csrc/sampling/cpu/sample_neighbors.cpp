@@ -1,0 +1,78 @@
+// CPU reference for sample_neighbors: pairs in parallel, each through neighbor_draw.h.
+#include "sampling/sample_neighbors.h"
+#include "sampling/neighbor_draw.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+namespace fastgl::sampling {
+namespace {
+
+constexpr int64_t kPairGrain = 256;
+
+template <typename index_t, typename weight_t>
+SampleResult sample_typed(const at::Tensor& indptr, const at::Tensor& indices,
+                          const weight_t* weight, const at::Tensor& transits,
+                          const DrawConfig& cfg) {
+  const int64_t num_pairs = transits.numel();
+  const int64_t* col_start = indptr.data_ptr<int64_t>();
+  const int64_t* transit = transits.data_ptr<int64_t>();
+  const index_t* source = indices.data_ptr<index_t>();
+  auto edge_weights = [&](int64_t t) { return weight ? weight + col_start[t] : nullptr; };
+
+  at::Tensor ptr = at::empty({num_pairs + 1}, transits.options());
+  int64_t* out_ptr = ptr.data_ptr<int64_t>();
+  out_ptr[0] = 0;
+  at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t t = transit[p];
+      out_ptr[p + 1] = num_draws(cfg, edge_weights(t), col_start[t + 1] - col_start[t]);
+    }
+  });
+  for (int64_t p = 0; p < num_pairs; ++p) out_ptr[p + 1] += out_ptr[p];
+
+  const int64_t total = out_ptr[num_pairs];
+  at::Tensor neighbors = at::empty({total}, transits.options());
+  at::Tensor edge_pos = at::empty({total}, transits.options());
+  int64_t* out_neighbor = neighbors.data_ptr<int64_t>();
+  int64_t* out_pos = edge_pos.data_ptr<int64_t>();
+  at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t t = transit[p], start = col_start[t];
+      const int64_t first = out_ptr[p], count = out_ptr[p + 1] - first;
+      draw_neighbor_offsets(cfg, p, edge_weights(t), col_start[t + 1] - start, count,
+                            out_pos + first);
+      for (int64_t j = first; j < first + count; ++j) {
+        out_pos[j] += start;
+        out_neighbor[j] = static_cast<int64_t>(source[out_pos[j]]);
+      }
+    }
+  });
+  return {ptr, neighbors, edge_pos};
+}
+
+}  // namespace
+
+SampleResult sample_neighbors_cpu(const at::Tensor& indptr, const at::Tensor& indices,
+                                  const c10::optional<at::Tensor>& weight,
+                                  const at::Tensor& transits, int64_t fanout, bool replace,
+                                  int64_t seed) {
+  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout);
+  const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const at::Tensor transits_c = transits.contiguous();
+  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
+  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_neighbors_cpu", [&] {
+    if (!weight_c.defined()) {
+      return sample_typed<index_t, float>(indptr_c, indices_c, nullptr, transits_c, cfg);
+    }
+    return AT_DISPATCH_FLOATING_TYPES(weight_c.scalar_type(), "sample_neighbors_cpu_w", [&] {
+      return sample_typed<index_t, scalar_t>(indptr_c, indices_c, weight_c.data_ptr<scalar_t>(),
+                                             transits_c, cfg);
+    });
+  });
+}
+
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("sample_neighbors", &sample_neighbors_cpu); }
+
+}  // namespace fastgl::sampling

@@ -1,0 +1,177 @@
+// CUDA sample_neighbors: NextDoor's transit-parallel engine (transit_schedule.h) driving the
+// same per-pair draws as the CPU reference (neighbor_draw.h), so both return identical samples.
+#include "common/cuda_utils.cuh"
+#include "sampling/neighbor_draw.h"
+#include "sampling/sample_neighbors.h"
+#include "sampling/transit_schedule.h"
+
+#include <torch/library.h>
+
+namespace fastgl::sampling {
+namespace {
+
+using fastgl::cuda::blocks_for;
+using fastgl::cuda::global_thread_index;
+using fastgl::cuda::global_thread_stride;
+using fastgl::cuda::kThreadsPerBlock;
+
+// A transit with this many pairs is worth a thread block that caches its adjacency.
+constexpr int64_t kMinBlockTierPairs = 32;
+// Shared memory per block for the cached adjacency; adjacency lists that do not fit are read
+// from global memory (still shared through L1/L2 by the block's threads).
+constexpr int64_t kAdjacencyCacheBytes = 32 * 1024;
+
+template <typename index_t, typename weight_t>
+struct GraphView {
+  const int64_t* col_start;
+  const index_t* source;
+  const weight_t* weight;  // null when unweighted
+};
+
+struct PairOutput {
+  const int64_t* ptr;
+  int64_t* neighbor;
+  int64_t* edge_pos;
+};
+
+template <typename index_t, typename weight_t>
+__global__ void count_draws_kernel(GraphView<index_t, weight_t> g, const int64_t* transits,
+                                   int64_t num_pairs, DrawConfig cfg, int64_t* counts) {
+  for (int64_t p = global_thread_index(); p < num_pairs; p += global_thread_stride()) {
+    const int64_t t = transits[p], start = g.col_start[t];
+    counts[p] = num_draws(cfg, g.weight ? g.weight + start : nullptr, g.col_start[t + 1] - start);
+  }
+}
+
+// Draws pair p's edges and writes them; `source`/`weight` point at the transit's adjacency,
+// in shared memory (block tier) or global memory.
+template <typename index_t, typename weight_t>
+__device__ void emit_pair(const DrawConfig& cfg, int64_t p, int64_t start, int64_t degree,
+                          const index_t* source, const weight_t* weight, PairOutput out) {
+  const int64_t first = out.ptr[p], count = out.ptr[p + 1] - first;
+  int64_t* offsets = out.edge_pos + first;
+  draw_neighbor_offsets(cfg, static_cast<uint64_t>(p), weight, degree, count, offsets);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t offset = offsets[j];
+    out.neighbor[first + j] = static_cast<int64_t>(source[offset]);
+    offsets[j] = start + offset;
+  }
+}
+
+template <typename index_t, typename weight_t>
+__global__ void sample_thread_per_pair_kernel(GraphView<index_t, weight_t> g,
+                                              const int64_t* transits, const int64_t* order,
+                                              const int64_t* positions, int64_t num_positions,
+                                              DrawConfig cfg, PairOutput out) {
+  for (int64_t i = global_thread_index(); i < num_positions; i += global_thread_stride()) {
+    const int64_t p = order[positions[i]], t = transits[p], start = g.col_start[t];
+    emit_pair(cfg, p, start, g.col_start[t + 1] - start, g.source + start,
+              g.weight ? g.weight + start : nullptr, out);
+  }
+}
+
+template <typename index_t, typename weight_t>
+__global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
+                                                TransitSchedule::Device schedule,
+                                                int64_t cache_capacity, DrawConfig cfg,
+                                                PairOutput out) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int64_t segment = schedule.block_segment[blockIdx.x];
+  const int64_t t = schedule.segment_transit[segment];
+  const int64_t start = g.col_start[t], degree = g.col_start[t + 1] - start;
+  const index_t* source = g.source + start;
+  const weight_t* weight = g.weight ? g.weight + start : nullptr;
+
+  // Cache the adjacency once for all pairs of this chunk. Weights first: they are the larger
+  // type or equal, so the index array after them stays aligned.
+  if (degree <= cache_capacity) {
+    weight_t* cached_weight = reinterpret_cast<weight_t*>(shared_bytes);
+    index_t* cached_source =
+        reinterpret_cast<index_t*>(cached_weight + (weight ? cache_capacity : 0));
+    for (int64_t i = threadIdx.x; i < degree; i += blockDim.x) {
+      cached_source[i] = source[i];
+      if (weight) cached_weight[i] = weight[i];
+    }
+    __syncthreads();
+    source = cached_source;
+    if (weight) weight = cached_weight;
+  }
+
+  const int64_t pair_index = schedule.segment_start[segment] +
+                             schedule.block_chunk[blockIdx.x] * blockDim.x + threadIdx.x;
+  if (pair_index < schedule.segment_start[segment + 1]) {
+    emit_pair(cfg, schedule.order[pair_index], start, degree, source, weight, out);
+  }
+}
+
+template <typename index_t, typename weight_t>
+SampleResult sample_typed(const at::Tensor& indptr, const at::Tensor& indices,
+                          const weight_t* weight, const at::Tensor& transits,
+                          const DrawConfig& cfg) {
+  const int64_t num_pairs = transits.numel();
+  const GraphView<index_t, weight_t> g{indptr.data_ptr<int64_t>(), indices.data_ptr<index_t>(),
+                                       weight};
+  const cudaStream_t stream = fastgl::cuda::current_stream();
+
+  at::Tensor counts = at::empty({num_pairs}, transits.options());
+  if (num_pairs > 0) {
+    count_draws_kernel<<<blocks_for(num_pairs), kThreadsPerBlock, 0, stream>>>(
+        g, transits.data_ptr<int64_t>(), num_pairs, cfg, counts.data_ptr<int64_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  at::Tensor ptr = at::zeros({num_pairs + 1}, transits.options());
+  ptr.narrow(0, 1, num_pairs).copy_(at::cumsum(counts, 0));
+  const int64_t total = ptr[num_pairs].item<int64_t>();
+  at::Tensor neighbors = at::empty({total}, transits.options());
+  at::Tensor edge_pos = at::empty({total}, transits.options());
+  if (total == 0) return {ptr, neighbors, edge_pos};
+
+  const TransitSchedule schedule =
+      schedule_by_transit(transits, kMinBlockTierPairs, kThreadsPerBlock);
+  const PairOutput out{ptr.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>(),
+                       edge_pos.data_ptr<int64_t>()};
+  const int64_t thread_tier_pairs = schedule.thread_tier.numel();
+  if (thread_tier_pairs > 0) {
+    sample_thread_per_pair_kernel<<<blocks_for(thread_tier_pairs), kThreadsPerBlock, 0, stream>>>(
+        g, transits.data_ptr<int64_t>(), schedule.order.data_ptr<int64_t>(),
+        schedule.thread_tier.data_ptr<int64_t>(), thread_tier_pairs, cfg, out);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  const int64_t block_items = schedule.block_segment.numel();
+  if (block_items > 0) {
+    const int64_t bytes_per_edge = sizeof(index_t) + (weight ? sizeof(weight_t) : 0);
+    // A multiple of 8 keeps the index array behind the weights 8-byte aligned.
+    const int64_t capacity = (kAdjacencyCacheBytes / bytes_per_edge) / 8 * 8;
+    sample_block_per_transit_kernel<<<block_items, kThreadsPerBlock, kAdjacencyCacheBytes,
+                                      stream>>>(g, schedule.device(), capacity, cfg, out);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  return {ptr, neighbors, edge_pos};
+}
+
+}  // namespace
+
+SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& indices,
+                                   const c10::optional<at::Tensor>& weight,
+                                   const at::Tensor& transits, int64_t fanout, bool replace,
+                                   int64_t seed) {
+  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout);
+  const c10::cuda::CUDAGuard device_guard(indptr.device());
+  const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const at::Tensor transits_c = transits.contiguous();
+  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
+  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_neighbors_cuda", [&] {
+    if (!weight_c.defined()) {
+      return sample_typed<index_t, float>(indptr_c, indices_c, nullptr, transits_c, cfg);
+    }
+    return AT_DISPATCH_FLOATING_TYPES(weight_c.scalar_type(), "sample_neighbors_cuda_w", [&] {
+      return sample_typed<index_t, scalar_t>(indptr_c, indices_c, weight_c.data_ptr<scalar_t>(),
+                                             transits_c, cfg);
+    });
+  });
+}
+
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_neighbors", &sample_neighbors_cuda); }
+
+}  // namespace fastgl::sampling

@@ -1,0 +1,149 @@
+// What one (sample, transit) pair draws from the transit's in-edges. Written once for host and
+// device: the CPU kernel and every CUDA scheduling tier call these functions, so the backends
+// agree sample for sample by construction and differ only in how pairs are scheduled.
+//
+// Offsets are positions within the transit's adjacency (0 .. degree-1). `weight`, when not null,
+// points at the transit's first edge weight; zero-weight edges are never drawn.
+#pragma once
+
+#include "common/philox.h"
+
+#include <c10/macros/Macros.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace fastgl::sampling {
+
+struct DrawConfig {
+  int64_t fanout;  // -1 = all neighbors
+  bool replace;
+  uint64_t key;    // per-call Philox key
+};
+
+template <typename weight_t>
+C10_HOST_DEVICE inline int64_t count_positive(const weight_t* weight, int64_t degree) {
+  int64_t positive = 0;
+  for (int64_t i = 0; i < degree; ++i) positive += weight[i] > 0;
+  return positive;
+}
+
+// Number of edges a pair draws; the output of the pair has exactly this many slots.
+template <typename weight_t>
+C10_HOST_DEVICE inline int64_t num_draws(const DrawConfig& cfg, const weight_t* weight,
+                                         int64_t degree) {
+  const int64_t available = weight ? count_positive(weight, degree) : degree;
+  if (cfg.fanout < 0) return available;
+  if (available == 0) return 0;
+  if (cfg.replace) return cfg.fanout;
+  return available < cfg.fanout ? available : cfg.fanout;
+}
+
+template <typename weight_t>
+C10_HOST_DEVICE inline void take_all(const weight_t* weight, int64_t degree, int64_t* out) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < degree; ++i) {
+    if (!weight || weight[i] > 0) out[n++] = i;
+  }
+}
+
+// Uniform without replacement: Floyd's algorithm, `count` draws for any degree, no scratch memory
+// beyond the output (membership is a scan of what was chosen so far: count is a fanout, small).
+C10_HOST_DEVICE inline void draw_uniform_without_replacement(uint64_t key, uint64_t stream,
+                                                             int64_t degree, int64_t count,
+                                                             int64_t* out) {
+  for (int64_t m = 0; m < count; ++m) {
+    const int64_t upper = degree - count + m;  // draw from [0, upper]
+    int64_t pick = random_below(key, stream, m, upper + 1);
+    for (int64_t i = 0; i < m; ++i) {
+      if (out[i] == pick) {
+        pick = upper;
+        break;
+      }
+    }
+    out[m] = pick;
+  }
+}
+
+// Weighted with replacement in one pass over the edges: the `count` sorted uniforms are built
+// from exponential spacings (U_(j) = S_j / S_{count+1}), so no sort and no prefix-sum array.
+// Output offsets come out in ascending order; as a multiset they are i.i.d. draws.
+template <typename weight_t>
+C10_HOST_DEVICE inline void draw_weighted_with_replacement(uint64_t key, uint64_t stream,
+                                                           const weight_t* weight, int64_t degree,
+                                                           int64_t count, int64_t* out) {
+  double total_weight = 0;
+  for (int64_t i = 0; i < degree; ++i) total_weight += static_cast<double>(weight[i]);
+  double spacing_total = 0;
+  for (int64_t j = 0; j <= count; ++j) spacing_total -= log(random_open01(key, stream, j));
+
+  double spacing_sum = 0, cumulative = 0;
+  int64_t edge = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    spacing_sum -= log(random_open01(key, stream, j));
+    const double target = spacing_sum / spacing_total * total_weight;
+    // Advance to the edge whose cumulative weight first exceeds the target; skip zero weights.
+    while (edge < degree - 1 &&
+           (cumulative + static_cast<double>(weight[edge]) <= target || weight[edge] <= 0)) {
+      cumulative += static_cast<double>(weight[edge]);
+      ++edge;
+    }
+    while (weight[edge] <= 0) --edge;  // rounding pushed past the last positive weight
+    out[j] = edge;
+  }
+}
+
+// Efraimidis-Spirakis key of an edge: the `count` largest keys are a weighted sample without
+// replacement. Recomputed on demand instead of stored, so the pair needs no scratch memory.
+template <typename weight_t>
+C10_HOST_DEVICE inline double weighted_key(uint64_t key, uint64_t stream, const weight_t* weight,
+                                           int64_t offset) {
+  return log(random_open01(key, stream, offset)) / static_cast<double>(weight[offset]);
+}
+
+// Weighted without replacement: keeps `out` sorted by descending key (ties by offset), inserting
+// an edge only when it beats the current minimum, which happens O(count log(degree/count)) times.
+template <typename weight_t>
+C10_HOST_DEVICE inline void draw_weighted_without_replacement(uint64_t key, uint64_t stream,
+                                                              const weight_t* weight,
+                                                              int64_t degree, int64_t count,
+                                                              int64_t* out) {
+  int64_t kept = 0;
+  double min_kept = 0;
+  for (int64_t edge = 0; edge < degree; ++edge) {
+    if (weight[edge] <= 0) continue;
+    const double k = weighted_key(key, stream, weight, edge);
+    if (kept == count && k <= min_kept) continue;
+    int64_t slot = kept < count ? kept++ : count - 1;
+    while (slot > 0 && weighted_key(key, stream, weight, out[slot - 1]) < k) {
+      out[slot] = out[slot - 1];
+      --slot;
+    }
+    out[slot] = edge;
+    min_kept = weighted_key(key, stream, weight, out[kept - 1]);
+  }
+}
+
+// Fills out[0 .. num_draws) with the offsets drawn by pair `stream`.
+template <typename weight_t>
+C10_HOST_DEVICE inline void draw_neighbor_offsets(const DrawConfig& cfg, uint64_t stream,
+                                                  const weight_t* weight, int64_t degree,
+                                                  int64_t count, int64_t* out) {
+  if (count == 0) return;
+  const bool takes_everything =
+      cfg.fanout < 0 ||
+      (!cfg.replace && count == (weight ? count_positive(weight, degree) : degree));
+  if (takes_everything) {
+    take_all(weight, degree, out);
+  } else if (weight == nullptr && cfg.replace) {
+    for (int64_t j = 0; j < count; ++j) out[j] = random_below(cfg.key, stream, j, degree);
+  } else if (weight == nullptr) {
+    draw_uniform_without_replacement(cfg.key, stream, degree, count, out);
+  } else if (cfg.replace) {
+    draw_weighted_with_replacement(cfg.key, stream, weight, degree, count, out);
+  } else {
+    draw_weighted_without_replacement(cfg.key, stream, weight, degree, count, out);
+  }
+}
+
+}  // namespace fastgl::sampling

@@ -1,0 +1,93 @@
+"""Typed wrappers over the compiled ops in ``torch.ops.fastgl``, with their fake kernels.
+
+These are the building blocks; most users want :func:`fastgl.ops.neighbor_sample` or the
+samplers in :mod:`fastgl.sampling` instead.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+
+from .. import _C  # noqa: F401  (loads the compiled ops)
+from ._compat import new_dynamic_size, register_fake
+
+Tensor = torch.Tensor
+
+
+def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """Counting-sort an edge list by target into CSC.
+
+    Args:
+        src, dst: ``[E]`` int32/int64 source and target of each edge.
+        num_nodes: number of nodes ``N``; every id must be below it.
+
+    Returns:
+        ``(indptr [N+1] int64, indices [E] (dtype of src), perm [E] int64)`` where ``perm[k]`` is
+        the input position of CSC slot ``k``; a node's in-edges keep their input order.
+    """
+    return torch.ops.fastgl.csc_from_coo(src, dst, num_nodes)
+
+
+def sample_neighbors(
+    indptr: Tensor,
+    indices: Tensor,
+    transits: Tensor,
+    fanout: int,
+    *,
+    replace: bool = False,
+    weight: Optional[Tensor] = None,
+    seed: int = 0,
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """One hop of sampling: pair ``p`` draws up to ``fanout`` in-edges of ``transits[p]``.
+
+    Every draw is a pure function of ``(seed, p, draw index)``, so CPU and CUDA return the same
+    sample for the same ``seed``. ``fanout=-1`` takes all edges; with ``weight`` the draws are
+    proportional to it and zero-weight edges are never drawn.
+
+    Returns:
+        ``(ptr [P+1], neighbors [S], edge_pos [S])`` int64: pair ``p`` owns ``ptr[p]:ptr[p+1]``;
+        ``edge_pos`` is the CSC slot of each drawn edge (``indices[edge_pos] == neighbors``).
+
+    Example:
+        >>> ptr, nbr, pos = sample_neighbors(g.indptr, g.indices, seeds, 10, seed=1)
+    """
+    return torch.ops.fastgl.sample_neighbors(indptr, indices, weight, transits, fanout, replace,
+                                             seed)
+
+
+def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
+    """FastGL's Fused-Map: relabel ``ids`` to local ids after a fixed ``prefix``.
+
+    Args:
+        prefix: ``[P]`` distinct ids that keep local ids ``0 .. P-1``.
+        ids: ``[n]`` ids (repeats allowed), all ``>= 0``.
+
+    Returns:
+        ``(unique_nodes, local_ids)``: ``unique_nodes`` is ``prefix`` followed by the ids not in it
+        in first-occurrence order; ``unique_nodes[local_ids] == ids``.
+
+    Example:
+        >>> id_map(torch.tensor([5, 3]), torch.tensor([3, 7, 7, 5]))
+        (tensor([5, 3, 7]), tensor([1, 2, 2, 0]))
+    """
+    return torch.ops.fastgl.id_map(prefix, ids)
+
+
+@register_fake("fastgl::csc_from_coo")
+def _csc_from_coo_fake(src, dst, num_nodes):
+    return (src.new_empty(num_nodes + 1, dtype=torch.int64), torch.empty_like(src),
+            src.new_empty(src.shape[0], dtype=torch.int64))
+
+
+@register_fake("fastgl::sample_neighbors")
+def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, seed):
+    total = new_dynamic_size()
+    return (transits.new_empty(transits.shape[0] + 1), transits.new_empty(total),
+            transits.new_empty(total))
+
+
+@register_fake("fastgl::id_map")
+def _id_map_fake(prefix, ids):
+    num_unique = new_dynamic_size()
+    return (ids.new_empty(num_unique, dtype=torch.int64),
+            ids.new_empty(ids.shape[0], dtype=torch.int64))

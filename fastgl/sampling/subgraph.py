@@ -1,0 +1,89 @@
+"""What a sampler returns: a PyG-layout sampled subgraph and its DGL-style blocks."""
+
+from dataclasses import dataclass
+from typing import List
+
+import torch
+
+Tensor = torch.Tensor
+
+
+@dataclass
+class Block:
+    """One message-flow graph (MFG) of a sampled subgraph.
+
+    Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
+    source ``src[e]`` to local destination ``dst[e]``; ``eid[e]`` is its global edge id.
+    ``src_nodes`` holds the global ids of the source nodes.
+    """
+
+    src: Tensor
+    dst: Tensor
+    eid: Tensor
+    src_nodes: Tensor
+    num_src_nodes: int
+    num_dst_nodes: int
+
+    @property
+    def dst_nodes(self) -> Tensor:
+        """Global ids of the destination nodes (a prefix of ``src_nodes``)."""
+        return self.src_nodes[: self.num_dst_nodes]
+
+    @property
+    def num_edges(self) -> int:
+        return self.src.numel()
+
+
+@dataclass
+class SampledSubgraph:
+    """A multi-hop neighbor sample, laid out like a PyG ``NeighborLoader`` batch.
+
+    Attributes:
+        nodes: global ids; the (deduplicated) seeds first in the given order, then the nodes new
+            at hop 1, hop 2, ... each in first-occurrence order.
+        row: local index of each sampled neighbor (the message source).
+        col: local index of the node it was sampled for (the target).
+        eid: global edge id of each sampled edge (its column in the original ``edge_index``).
+        num_sampled_nodes: ``L+1`` counts: seeds, then nodes new at each hop.
+        num_sampled_edges: ``L`` counts: edges sampled at each hop (edges are grouped by hop).
+        seed_index: local index of every given seed (duplicates map to their first occurrence).
+    """
+
+    nodes: Tensor
+    row: Tensor
+    col: Tensor
+    eid: Tensor
+    num_sampled_nodes: List[int]
+    num_sampled_edges: List[int]
+    seed_index: Tensor
+
+    @property
+    def batch_size(self) -> int:
+        """Number of distinct seeds (the first rows of any output)."""
+        return self.num_sampled_nodes[0]
+
+    @property
+    def edge_index(self) -> Tensor:
+        """``[2, E]`` local edges, PyG orientation (row 0 = source)."""
+        return torch.stack([self.row, self.col])
+
+    def blocks(self) -> List[Block]:
+        """The message-flow graphs for an ``L``-layer GNN, input layer first (DGL order).
+
+        Block ``i`` carries the edges sampled at hops ``1 .. L-i``: its destinations are the nodes
+        of hops ``0 .. L-i-1`` and its sources add the nodes of hop ``L-i``. Every node therefore
+        aggregates the same sampled neighbors in every layer, and the last block's destinations
+        are the seeds.
+        """
+        num_layers = len(self.num_sampled_edges)
+        node_ends = torch.tensor(self.num_sampled_nodes).cumsum(0).tolist()
+        edge_ends = torch.tensor([0] + self.num_sampled_edges).cumsum(0).tolist()
+        blocks = []
+        for layer in range(num_layers):
+            hops = num_layers - layer  # edges of hops 1..hops
+            num_edges, num_src = edge_ends[hops], node_ends[hops]
+            blocks.append(Block(
+                src=self.row[:num_edges], dst=self.col[:num_edges], eid=self.eid[:num_edges],
+                src_nodes=self.nodes[:num_src], num_src_nodes=num_src,
+                num_dst_nodes=node_ends[hops - 1]))
+        return blocks
