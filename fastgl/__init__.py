@@ -4,6 +4,8 @@ Compiled ops live under ``torch.ops.fastgl`` (typed wrappers in :mod:`fastgl.ops
 :class:`CSCGraph`; samplers are in :mod:`fastgl.sampling`.
 """
 
+import torch  # noqa: F401  (loads libtorch, which fastgl._C links against)
+
 from . import _C  # noqa: F401  (registers the compiled ops)
 from ._version import __version__
 from . import ops, sampling
