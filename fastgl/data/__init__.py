@@ -1,0 +1,11 @@
+"""Datasets for fastgl: synthetic generators and readers of common on-disk formats.
+
+Every reader and generator returns a :class:`NodeDataset` (edge list, features, labels, split).
+"""
+
+from fastgl.data.dataset import NodeDataset
+from fastgl.data.planetoid import read_planetoid
+from fastgl.data.synthetic import synthetic_node_classification
+from fastgl.data.utils import to_simple_undirected
+
+__all__ = ["NodeDataset", "read_planetoid", "synthetic_node_classification", "to_simple_undirected"]
