@@ -62,6 +62,7 @@ setup(
     packages=find_packages(include=["fastgl", "fastgl.*", "benchmarks"]),
     python_requires=">=3.9",
     install_requires=["torch>=2.2", "numpy", "tqdm"],
+    extras_require={"data": ["scipy"]},  # the Planetoid reader unpickles scipy matrices
     ext_modules=[make_extension()],
     cmdclass={"build_ext": cpp_extension.BuildExtension.with_options(use_ninja=True)},
     entry_points={"console_scripts": ["fastgl = fastgl.cli:main"]},

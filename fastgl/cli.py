@@ -32,6 +32,8 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
                              "Planetoid files under --root")
     parser.add_argument("--root", help="directory with the raw files (planetoid: ind.<name>.*)")
     parser.add_argument("--name", default="cora", help="planetoid dataset name (cora, citeseer)")
+    parser.add_argument("--num-nodes", type=int, default=100_000,
+                        help="size of the synthetic graph (default 100000)")
     parser.add_argument("--fanouts", type=int, nargs="+", default=[10, 10],
                         help="neighbors per hop, seeds outward (-1 = all); one hop per layer")
     parser.add_argument("--batch-size", type=int, default=512)
@@ -52,7 +54,7 @@ def _load_dataset(args: argparse.Namespace):
         if not args.root:
             raise ValueError("--dataset planetoid needs --root DIR (the folder of ind.<name>.*)")
         return read_planetoid(args.root, args.name)
-    return synthetic_node_classification(seed=args.seed)
+    return synthetic_node_classification(num_nodes=args.num_nodes, seed=args.seed)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -181,17 +181,16 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
 def _split_batches(state: _Frontier, rows, cols, eids, edge_batches,
                    num_batches: int) -> List[SampledSubgraph]:
     """Regroups the hop-major flat results into one SampledSubgraph per batch."""
-    device = state.keys.device
-    # Nodes: batch-major, each batch's nodes in local order.
-    node_first = torch.cumsum(state.count, 0) - state.count
-    nodes = torch.empty_like(state.keys)
-    nodes[node_first[state.batch] + state.local] = state.keys & ((1 << _NODE_BITS) - 1)
-    # Edges: a stable sort by batch keeps the hop order inside each batch.
-    edge_batch = torch.cat(edge_batches) if edge_batches else torch.empty(0, dtype=torch.long,
-                                                                          device=device)
-    order = torch.sort(edge_batch, stable=True).indices
-    row, col = torch.cat(rows)[order] if rows else edge_batch, torch.cat(cols)[order] if cols else edge_batch
-    eid = torch.cat(eids)[order] if eids else edge_batch
+    empty = state.keys.new_empty(0)
+    row, col, eid = (torch.cat(parts) if parts else empty for parts in (rows, cols, eids))
+    nodes = state.keys & ((1 << _NODE_BITS) - 1)
+    if num_batches > 1:
+        # Nodes batch-major, each batch's in local order; a stable sort of the edges by batch
+        # keeps the hop order inside each batch. (One batch is already laid out that way.)
+        node_first = torch.cumsum(state.count, 0) - state.count
+        nodes = torch.empty_like(nodes).index_put_((node_first[state.batch] + state.local,), nodes)
+        order = torch.sort(torch.cat(edge_batches), stable=True).indices if rows else empty
+        row, col, eid = row[order], col[order], eid[order]
 
     node_counts = torch.stack(state.per_hop_counts, 1).tolist()  # [batch][hop]
     edge_counts = (torch.stack([torch.bincount(b, minlength=num_batches) for b in edge_batches], 1)
