@@ -116,15 +116,16 @@ class _Frontier:
 
     ``keys`` lists every (batch, node) key found so far, hop-major: the id_map prefix grows by
     appending, so earlier local positions never move. ``local`` maps each flat position to the
-    node's index within its own batch.
+    node's index within its own batch. With a single batch the keys are the node ids and the
+    flat position is the local index, so the encoding and its gathers are skipped.
     """
 
     def __init__(self, seed_batches: List[Tensor], device: torch.device) -> None:
+        self.single = len(seed_batches) == 1
         sizes = torch.tensor([s.numel() for s in seed_batches], device=device)
         batch = torch.repeat_interleave(torch.arange(len(seed_batches), device=device), sizes)
-        given = torch.cat(seed_batches) + (batch << _NODE_BITS)
-        empty = given.new_empty(0)
-        self.keys, given_pos = id_map(empty, given)
+        given = torch.cat(seed_batches)
+        self.keys, given_pos = id_map(given.new_empty(0), self._encode(given, batch))
         self.batch = self.keys >> _NODE_BITS
         self.count = torch.bincount(self.batch, minlength=len(seed_batches))
         self.local = _rank_within_batch(self.batch, self.count)
@@ -133,13 +134,20 @@ class _Frontier:
         self.new_start = 0  # flat position where the last hop's new nodes begin
         self.per_hop_counts = [self.count]
 
+    def _encode(self, nodes: Tensor, batch: Tensor) -> Tensor:
+        return nodes if self.single else nodes + (batch << _NODE_BITS)
+
+    def nodes(self, flat: slice = slice(None)) -> Tensor:
+        keys = self.keys[flat]
+        return keys if self.single else keys & ((1 << _NODE_BITS) - 1)
+
     def frontier(self) -> slice:
         return slice(self.new_start, self.keys.numel())
 
-    def add(self, neighbor_keys: Tensor) -> Tensor:
-        """Adds a hop's sampled neighbors; returns their local index within their batch."""
+    def add(self, neighbors: Tensor, batch: Tensor) -> Tensor:
+        """Adds a hop's sampled neighbors of ``batch``; returns their local index in it."""
         old = self.keys.numel()
-        self.keys, flat_pos = id_map(self.keys, neighbor_keys)
+        self.keys, flat_pos = id_map(self.keys, self._encode(neighbors, batch))
         new_batch = self.keys[old:] >> _NODE_BITS
         new_count = torch.bincount(new_batch, minlength=self.count.numel())
         new_local = _rank_within_batch(new_batch, new_count) + self.count[new_batch]
@@ -148,7 +156,7 @@ class _Frontier:
         self.count = self.count + new_count
         self.new_start = old
         self.per_hop_counts.append(new_count)
-        return self.local[flat_pos]
+        return flat_pos if self.single else self.local[flat_pos]
 
 
 def _rank_within_batch(batch: Tensor, count: Tensor) -> Tensor:
@@ -165,14 +173,13 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
     rows, cols, eids, edge_batches = [], [], [], []
     for hop, fanout in enumerate(sampler.fanouts):
         frontier = state.frontier()
-        transit_keys = state.keys[frontier]
         ptr, neighbors, edge_pos = sample_neighbors(
-            graph.indptr, graph.indices, transit_keys & ((1 << _NODE_BITS) - 1), fanout,
+            graph.indptr, graph.indices, state.nodes(frontier), fanout,
             replace=sampler.replace, weight=weight, seed=_hop_key(key, hop))
         per_transit = ptr[1:] - ptr[:-1]
         edge_batch = torch.repeat_interleave(state.batch[frontier], per_transit)
         cols.append(torch.repeat_interleave(state.local[frontier], per_transit))
-        rows.append(state.add(neighbors + (edge_batch << _NODE_BITS)))
+        rows.append(state.add(neighbors, edge_batch))
         eids.append(graph.eid[edge_pos] if graph.eid is not None else edge_pos)
         edge_batches.append(edge_batch)
     return _split_batches(state, rows, cols, eids, edge_batches, len(seed_batches))
@@ -183,7 +190,7 @@ def _split_batches(state: _Frontier, rows, cols, eids, edge_batches,
     """Regroups the hop-major flat results into one SampledSubgraph per batch."""
     empty = state.keys.new_empty(0)
     row, col, eid = (torch.cat(parts) if parts else empty for parts in (rows, cols, eids))
-    nodes = state.keys & ((1 << _NODE_BITS) - 1)
+    nodes = state.nodes()
     if num_batches > 1:
         # Nodes batch-major, each batch's in local order; a stable sort of the edges by batch
         # keeps the hop order inside each batch. (One batch is already laid out that way.)

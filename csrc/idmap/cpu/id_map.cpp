@@ -12,18 +12,18 @@ namespace {
 class IdTable {
  public:
   explicit IdTable(int64_t num_keys)
-      : mask_(table_capacity(num_keys) - 1), keys_(mask_ + 1, kEmptyKey), local_(mask_ + 1) {}
+      : mask_(table_capacity(num_keys) - 1), slots_(mask_ + 1, Slot{kEmptyKey, 0}) {}
 
   // Local id of `key`, inserting it with `next_local` when absent.
   int64_t find_or_insert(int64_t key, int64_t next_local, bool* inserted) {
-    for (uint64_t slot = hash_id(key) & mask_;; slot = (slot + 1) & mask_) {
-      if (keys_[slot] == key) {
+    for (uint64_t i = hash_id(key) & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.key == key) {
         *inserted = false;
-        return local_[slot];
+        return slot.local;
       }
-      if (keys_[slot] == kEmptyKey) {
-        keys_[slot] = key;
-        local_[slot] = next_local;
+      if (slot.key == kEmptyKey) {
+        slot = Slot{key, next_local};
         *inserted = true;
         return next_local;
       }
@@ -31,8 +31,12 @@ class IdTable {
   }
 
  private:
+  // Key and value side by side: a lookup touches one cache line, which is what bounds speed.
+  struct Slot {
+    int64_t key, local;
+  };
   uint64_t mask_;
-  std::vector<int64_t> keys_, local_;
+  std::vector<Slot> slots_;
 };
 
 }  // namespace
