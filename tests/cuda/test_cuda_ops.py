@@ -1,0 +1,254 @@
+"""CUDA kernels against the CPU reference kernels: exactly equal, sample for sample.
+
+Every random draw is a pure function of (key, pair, draw index) (DESIGN.md §3), so for the same
+seed the CUDA sampler must return what the CPU sampler returns, bit for bit, whatever tier
+(thread per pair, block per transit with the adjacency cached in shared memory, or the block
+tier reading an adjacency too big for the 32 KiB cache from global memory) schedules a pair.
+"""
+
+import pytest
+import torch
+
+import fastgl
+from fastgl import CSCGraph, NeighborSampler
+from fastgl.ops import csc_from_coo, id_map, neighbor_sample, sample_neighbors
+from fastgl.sampling.neighbor import _sample_batches
+from reference import (assert_same_subgraph, check_neighbor_sample, id_map_reference,
+                       random_edge_index, random_weights)
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(),
+                       reason="needs a GPU: torch.cuda.is_available() is False"),
+    pytest.mark.skipif(not getattr(fastgl._C, "with_cuda", False),
+                       reason="fastgl._C was built without CUDA kernels"),
+]
+
+NUM_NODES = 5000
+HUB, BIG, EMPTY, HOT = 0, 1, 2, 7
+HUB_DEGREE = 100_000  # int32: 400 KB, far over the 32 KiB shared-memory adjacency cache
+BIG_DEGREE = 3000     # fits the cache for int32 unweighted (8192 slots), not for int64 + f64 (2048)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _tiered_edge_index(dtype):
+    """Random edges plus a hub of degree 100_000, a node of degree 3000, and a node (EMPTY) with
+    no in-edges at all."""
+    g = _gen(0)
+    rest = torch.randint(0, NUM_NODES, (2, 40_000), generator=g)
+    rest = rest[:, rest[1] != EMPTY]
+    hub_src = torch.randint(0, NUM_NODES, (HUB_DEGREE,), generator=g)
+    big_src = torch.randint(0, NUM_NODES, (BIG_DEGREE,), generator=g)
+    edge_index = torch.cat([rest[:, :10_000],
+                            torch.stack([hub_src, torch.full_like(hub_src, HUB)]),
+                            rest[:, 10_000:20_000],
+                            torch.stack([big_src, torch.full_like(big_src, BIG)]),
+                            rest[:, 20_000:]], 1)
+    return edge_index.to(dtype)
+
+
+def _tiered_transits():
+    """Pairs for every scheduling tier, interleaved: mostly one or two pairs per transit (thread
+    tier), the hub 64 times and BIG 100 times (block tier: >= 32 pairs on one transit, adjacency
+    too big / borderline for the cache), HOT 600 times (several 256-pair chunks of one transit)
+    and EMPTY 40 times (block tier with nothing to draw)."""
+    g = _gen(1)
+    parts = [torch.randint(0, NUM_NODES, (4000,), generator=g),
+             torch.full((64,), HUB), torch.full((100,), BIG), torch.full((600,), HOT),
+             torch.full((40,), EMPTY)]
+    transits = torch.cat(parts)
+    return transits[torch.randperm(transits.numel(), generator=g)]
+
+
+_GRAPHS = {}
+
+
+def _graph(dtype, weight_dtype):
+    key = (dtype, weight_dtype)
+    if key not in _GRAPHS:
+        edge_index = _tiered_edge_index(dtype)
+        weight = None
+        if weight_dtype is not None:
+            weight = random_weights(edge_index.shape[1], seed=2, zero_fraction=0.2,
+                                    dtype=weight_dtype)
+        cpu = CSCGraph.from_edge_index(edge_index, num_nodes=NUM_NODES, edge_weight=weight)
+        _GRAPHS[key] = (edge_index, weight, cpu, cpu.to("cuda"))
+    return _GRAPHS[key]
+
+
+def _assert_equal_on_cpu(cuda_out, cpu_out, what):
+    for name, c, r in zip(("ptr", "neighbors", "edge_pos"), cuda_out, cpu_out):
+        assert c.is_cuda, f"{what}: {name} is not on the GPU"
+        c = c.cpu()
+        assert c.dtype == r.dtype, f"{what}: {name} dtype {c.dtype} != {r.dtype}"
+        if not torch.equal(c, r):
+            n = min(c.numel(), r.numel())
+            diff = torch.nonzero(c[:n] != r[:n]).view(-1)
+            first = int(diff[0]) if diff.numel() else n
+            raise AssertionError(f"{what}: {name} differs (sizes {c.numel()} vs {r.numel()}), "
+                                 f"first at {first}: cuda {c[first:first + 5].tolist()} "
+                                 f"cpu {r[first:first + 5].tolist()}")
+
+
+@pytest.mark.parametrize("fanout", [-1, 0, 3, 25])
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("weight_dtype", [None, torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_sample_neighbors_cuda_equals_cpu(dtype, weight_dtype, replace, fanout):
+    _, _, cpu, gpu = _graph(dtype, weight_dtype)
+    transits = _tiered_transits()
+    for seed in (0, 987654321, -(2**62)):
+        expected = sample_neighbors(cpu.indptr, cpu.indices, transits, fanout, replace=replace,
+                                    weight=cpu.weight, seed=seed)
+        got = sample_neighbors(gpu.indptr, gpu.indices, transits.cuda(), fanout, replace=replace,
+                               weight=gpu.weight, seed=seed)
+        torch.cuda.synchronize()
+        _assert_equal_on_cpu(got, expected, f"dtype={dtype} weight={weight_dtype} "
+                                            f"replace={replace} fanout={fanout} seed={seed}")
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_sample_neighbors_cuda_block_tier_only(dtype):
+    """All pairs on two transits (only the block tier runs), and no pairs at all."""
+    _, _, cpu, gpu = _graph(dtype, None)
+    transits = torch.cat([torch.full((300,), HUB), torch.full((257,), BIG)])
+    for fanout in (1, 10):
+        expected = sample_neighbors(cpu.indptr, cpu.indices, transits, fanout, seed=5)
+        got = sample_neighbors(gpu.indptr, gpu.indices, transits.cuda(), fanout, seed=5)
+        _assert_equal_on_cpu(got, expected, f"block tier fanout={fanout}")
+    empty = torch.empty(0, dtype=torch.long, device="cuda")
+    ptr, nbr, pos = sample_neighbors(gpu.indptr, gpu.indices, empty, 4)
+    assert ptr.cpu().tolist() == [0] and nbr.numel() == 0 and pos.numel() == 0
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
+    """NeighborSampler on graph.to('cuda') equals the CPU sampler for the same Philox key.
+
+    The key normally comes from the generator of the graph's device (CPU and CUDA generators
+    give different keys for the same seed), so both run `_sample_batches` with one explicit key.
+    """
+    edge_index, weight, cpu, gpu = _graph(torch.int64, torch.float32 if weighted else None)
+    batches = [torch.tensor([HUB, 3, 3, 4000]), torch.randint(0, NUM_NODES, (200,), generator=_gen(3)),
+               torch.empty(0, dtype=torch.long), torch.tensor([BIG, HOT, EMPTY])]
+    fanouts = [15, 10, 5]
+    cpu_sampler = NeighborSampler(cpu, fanouts, replace=replace, weighted=weighted)
+    gpu_sampler = NeighborSampler(gpu, fanouts, replace=replace, weighted=weighted)
+    for key in (0, 12345, (1 << 62) - 1):
+        expected = _sample_batches(cpu_sampler, batches, key)
+        got = _sample_batches(gpu_sampler, [b.cuda() for b in batches], key)
+        assert len(got) == len(expected)
+        for batch, g, e in zip(batches, got, expected):
+            assert g.nodes.is_cuda and g.eid.is_cuda
+            assert_same_subgraph(g, e)
+            check_neighbor_sample(g, edge_index, NUM_NODES, batch, fanouts, replace=replace,
+                                  edge_weight=weight)
+
+
+def test_neighbor_sampler_cuda_generator():
+    edge_index, _, _, gpu = _graph(torch.int64, None)
+    seeds = torch.randint(0, NUM_NODES, (300,), generator=_gen(4)).cuda()
+    a = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1))
+    b = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1))
+    c = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(2))
+    assert_same_subgraph(a, b)
+    assert not torch.equal(a.eid, c.eid)
+    check_neighbor_sample(a, edge_index, NUM_NODES, seeds, [10, 5])
+    torch.cuda.manual_seed(7)
+    d = neighbor_sample(gpu, seeds, [10, 5])
+    torch.cuda.manual_seed(7)
+    e = neighbor_sample(gpu, seeds, [10, 5])
+    assert_same_subgraph(d, e)
+
+
+def test_wrong_device_inputs_raise():
+    _, _, cpu, gpu = _graph(torch.int64, None)
+    with pytest.raises(ValueError, match="neighbor_sample: seeds are on cpu"):
+        neighbor_sample(gpu, torch.tensor([1, 2]), [3])
+    with pytest.raises(ValueError, match="neighbor_sample: seeds are on cuda"):
+        neighbor_sample(cpu, torch.tensor([1, 2], device="cuda"), [3])
+    with pytest.raises(ValueError, match="neighbor_sample: the generator is on cpu"):
+        neighbor_sample(gpu, torch.tensor([1, 2], device="cuda"), [3], generator=_gen(0))
+    with pytest.raises(ValueError, match="neighbor_sample: the generator is on cuda"):
+        neighbor_sample(cpu, torch.tensor([1, 2]), [3],
+                        generator=torch.Generator(device="cuda").manual_seed(0))
+    with pytest.raises(RuntimeError, match="sample_neighbors: transits is on cpu"):
+        sample_neighbors(gpu.indptr, gpu.indices, torch.tensor([1]), 3)
+    with pytest.raises(RuntimeError, match="sample_neighbors: indices is on"):
+        sample_neighbors(gpu.indptr, cpu.indices, torch.tensor([1], device="cuda"), 3)
+    with pytest.raises(RuntimeError, match="id_map: ids is on"):
+        id_map(torch.tensor([1], device="cuda"), torch.tensor([2]))
+    with pytest.raises(ValueError, match="CSCGraph: indices is on"):
+        CSCGraph(gpu.indptr, cpu.indices)
+
+
+def test_cuda_bad_input_raises_not_crashes():
+    _, _, _, gpu = _graph(torch.int64, None)
+    with pytest.raises(RuntimeError, match="sample_neighbors: transits id 5000 out of range"):
+        sample_neighbors(gpu.indptr, gpu.indices, torch.tensor([1, NUM_NODES], device="cuda"), 3)
+    with pytest.raises(ValueError, match="neighbor_sample: seed id -1 out of range"):
+        neighbor_sample(gpu, torch.tensor([-1], device="cuda"), [3])
+    with pytest.raises(RuntimeError, match="id_map: .*negative"):
+        id_map(torch.tensor([1], device="cuda"), torch.tensor([2, -4], device="cuda"))
+    with pytest.raises(RuntimeError, match="id_map: prefix must hold distinct ids"):
+        id_map(torch.tensor([1, 5, 1], device="cuda"), torch.tensor([2], device="cuda"))
+    torch.cuda.synchronize()  # no asynchronous error left behind
+
+
+@pytest.mark.parametrize("ids_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("size", [0, 1, 1000, 1_000_000])
+def test_id_map_cuda_equals_cpu(size, ids_dtype):
+    g = _gen(size)
+    high = max(size, 1) * 2
+    prefix = torch.randperm(high, generator=g)[: size // 4]
+    ids = torch.randint(0, high, (size,), generator=g).to(ids_dtype)
+    expected = id_map(prefix, ids)
+    got = id_map(prefix.cuda(), ids.cuda())
+    for name, x, y in zip(("unique", "local"), got, expected):
+        assert x.is_cuda and x.dtype == torch.int64
+        assert torch.equal(x.cpu(), y), f"id_map {name} differs for size {size}"
+    if size <= 1000:
+        ref_unique, ref_local = id_map_reference(prefix, ids)
+        assert got[0].cpu().tolist() == ref_unique and got[1].cpu().tolist() == ref_local
+
+
+def test_id_map_cuda_many_repeats_first_occurrence():
+    """Heavy contention on few keys: the first occurrence still decides the order."""
+    ids = torch.randint(0, 50, (2_000_000,), generator=_gen(9))
+    ids[:3] = torch.tensor([49, 0, 49])
+    got = id_map(torch.empty(0, dtype=torch.long, device="cuda"), ids.cuda())
+    expected = id_map(torch.empty(0, dtype=torch.long), ids)
+    assert torch.equal(got[0].cpu(), expected[0]) and torch.equal(got[1].cpu(), expected[1])
+    assert got[0].cpu().tolist()[:2] == [49, 0]
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_csc_from_coo_cuda_equals_cpu(dtype):
+    for edge_index, num_nodes in ((_tiered_edge_index(dtype), NUM_NODES),
+                                  (random_edge_index(100, 1000, dtype=dtype, seed=5), 120),
+                                  (torch.empty(2, 0, dtype=dtype), 0),
+                                  (torch.empty(2, 0, dtype=dtype), 7)):
+        expected = csc_from_coo(edge_index[0], edge_index[1], num_nodes)
+        got = csc_from_coo(edge_index[0].cuda(), edge_index[1].cuda(), num_nodes)
+        for name, x, y in zip(("indptr", "indices", "perm"), got, expected):
+            assert x.is_cuda and x.dtype == y.dtype, name
+            assert torch.equal(x.cpu(), y), f"csc_from_coo {name} differs ({num_nodes} nodes)"
+        graph = CSCGraph.from_edge_index(edge_index.cuda(), num_nodes=num_nodes)
+        assert graph.device.type == "cuda"
+        assert torch.equal(graph.eid.cpu(), expected[2])
+
+
+def test_graph_round_trip_and_pinned_copy():
+    _, _, cpu, gpu = _graph(torch.int32, torch.float64)
+    back = gpu.to("cpu")
+    for name in ("indptr", "indices", "eid", "weight"):
+        assert getattr(gpu, name).is_cuda
+        assert torch.equal(getattr(back, name), getattr(cpu, name))
+    pinned = cpu.pin_memory()
+    again = pinned.to("cuda", non_blocking=True)
+    torch.cuda.synchronize()
+    assert torch.equal(again.indices.cpu(), cpu.indices)

@@ -1,0 +1,320 @@
+"""Pure PyTorch / Python references for fastgl's core ops, and graph builders for the tests.
+
+Nothing here calls fastgl: every reference works from the user's original ``edge_index`` (the
+ground truth), so a bug in one fastgl op cannot hide a bug in another.
+
+* :func:`csc_reference` / :func:`csc_reference_python`: CSC over incoming edges, stable by input
+  order (a node's in-edges keep their order in ``edge_index``).
+* :func:`id_map_reference`: ``prefix`` followed by the first occurrences of new ids.
+* :func:`check_neighbor_sample` / :func:`check_blocks`: sampling is random, so instead of exact
+  values these check that a multi-hop sample is a *valid* one (every edge exists, counts per
+  node, first-occurrence node order hop by hop, layout fields).
+* graph builders: random graphs, empty graph, isolated nodes, a star / a hub of degree 100_000,
+  int32 and int64 indices; and hypothesis strategies drawing them.
+"""
+
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+from hypothesis import strategies as st
+
+Tensor = torch.Tensor
+INDEX_DTYPES = (torch.int32, torch.int64)
+HUB_DEGREE = 100_000
+
+
+# ---------------------------------------------------------------------------------------------
+# CSC from edge_index
+# ---------------------------------------------------------------------------------------------
+
+def csc_reference(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """``(indptr int64 [N+1], indices [E] (dtype of edge_index), eid int64 [E])`` by a stable
+    sort of the edges by target."""
+    src, dst = edge_index[0], edge_index[1].to(torch.int64)
+    counts = torch.bincount(dst, minlength=num_nodes) if dst.numel() else torch.zeros(
+        num_nodes, dtype=torch.int64)
+    indptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
+    indptr[1:] = torch.cumsum(counts, 0)
+    eid = torch.sort(dst, stable=True).indices
+    return indptr, src[eid], eid
+
+
+def csc_reference_python(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """Same as :func:`csc_reference`, with Python lists (one bucket per target), for small
+    graphs: an independent second opinion that does not rely on torch.sort."""
+    src, dst = edge_index[0].tolist(), edge_index[1].tolist()
+    buckets: List[List[int]] = [[] for _ in range(num_nodes)]
+    for e, v in enumerate(dst):
+        buckets[v].append(e)
+    indptr, eid = [0], []
+    for bucket in buckets:
+        eid.extend(bucket)
+        indptr.append(len(eid))
+    return (torch.tensor(indptr, dtype=torch.int64),
+            torch.tensor([src[e] for e in eid], dtype=edge_index.dtype),
+            torch.tensor(eid, dtype=torch.int64))
+
+
+# ---------------------------------------------------------------------------------------------
+# id_map
+# ---------------------------------------------------------------------------------------------
+
+def id_map_reference(prefix: Sequence[int], ids: Sequence[int]) -> Tuple[List[int], List[int]]:
+    """``(unique, local)``: ``unique`` is ``prefix`` then the ids not in it in first-occurrence
+    order; ``local[i]`` is the position of ``ids[i]`` in ``unique``."""
+    if isinstance(prefix, Tensor):
+        prefix = prefix.tolist()
+    if isinstance(ids, Tensor):
+        ids = ids.tolist()
+    position = {}
+    unique = []
+    for v in prefix:
+        assert v not in position, "the reference expects a prefix of distinct ids"
+        position[v] = len(unique)
+        unique.append(v)
+    local = []
+    for v in ids:
+        if v not in position:
+            position[v] = len(unique)
+            unique.append(v)
+        local.append(position[v])
+    return unique, local
+
+
+def first_occurrence(values: Sequence[int]) -> List[int]:
+    """Distinct values in the order they first appear."""
+    seen, out = set(), []
+    for v in values:
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-hop neighbor sampling: structure / validity check
+# ---------------------------------------------------------------------------------------------
+
+def available_in_edges(edge_index: Tensor, num_nodes: int,
+                       edge_weight: Optional[Tensor] = None) -> Tensor:
+    """``[N]`` int64: in-edges a node can draw from (weighted: only those of weight > 0)."""
+    dst = edge_index[1].to(torch.int64).cpu()
+    if dst.numel() == 0:
+        return torch.zeros(num_nodes, dtype=torch.int64)
+    mask = torch.ones_like(dst, dtype=torch.bool) if edge_weight is None else edge_weight.cpu() > 0
+    return torch.bincount(dst[mask], minlength=num_nodes)
+
+
+def expected_draws(available: Tensor, fanout: int, replace: bool) -> Tensor:
+    """Edges drawn per transit: ``fanout=-1`` all; without replacement ``min(fanout, avail)``;
+    with replacement ``fanout`` when anything is available."""
+    if fanout < 0:
+        return available.clone()
+    if replace:
+        return torch.where(available > 0, torch.full_like(available, fanout),
+                           torch.zeros_like(available))
+    return torch.clamp(available, max=fanout)
+
+
+def check_neighbor_sample(sub, edge_index: Tensor, num_nodes: int, seeds: Tensor,
+                          fanouts: Sequence[int], replace: bool = False,
+                          edge_weight: Optional[Tensor] = None, ordered: bool = True) -> None:
+    """Asserts that ``sub`` (a SampledSubgraph) is a valid sample of ``fanouts`` around ``seeds``.
+
+    ``edge_weight`` is the original per-edge weight when the sample was weighted (else None).
+    ``ordered``: additionally check that a hop's edges are grouped by target in frontier order
+    (the deterministic layout of the default mode, DESIGN.md §3).
+    """
+    edge_index = edge_index.cpu().to(torch.int64)
+    src_of, dst_of = edge_index[0], edge_index[1]
+    num_edges = src_of.numel()
+    nodes, row, col, eid = (t.cpu() for t in (sub.nodes, sub.row, sub.col, sub.eid))
+    seeds = seeds.cpu().to(torch.int64)
+    num_hops = len(fanouts)
+
+    for name, t in (("nodes", nodes), ("row", row), ("col", col), ("eid", eid),
+                    ("seed_index", sub.seed_index.cpu())):
+        assert t.dtype == torch.int64, f"{name} has dtype {t.dtype}"
+        assert t.dim() == 1, f"{name} has shape {tuple(t.shape)}"
+    assert row.numel() == col.numel() == eid.numel()
+
+    # Layout fields.
+    assert len(sub.num_sampled_nodes) == num_hops + 1
+    assert len(sub.num_sampled_edges) == num_hops
+    assert sum(sub.num_sampled_nodes) == nodes.numel()
+    assert sum(sub.num_sampled_edges) == eid.numel()
+    assert all(n >= 0 for n in sub.num_sampled_nodes + sub.num_sampled_edges)
+
+    # Seeds first, deduplicated, first occurrence keeps its place; seed_index maps every seed.
+    distinct_seeds = first_occurrence(seeds.tolist())
+    assert sub.num_sampled_nodes[0] == len(distinct_seeds)
+    assert sub.batch_size == len(distinct_seeds)
+    assert nodes[: len(distinct_seeds)].tolist() == distinct_seeds
+    assert sub.seed_index.cpu().tolist() == id_map_reference([], seeds.tolist())[1]
+    assert torch.equal(nodes[sub.seed_index.cpu()], seeds)
+
+    # Every sampled edge exists, with that global id.
+    if eid.numel():
+        assert int(eid.min()) >= 0 and int(eid.max()) < num_edges, "eid out of range"
+        assert int(row.min()) >= 0 and int(row.max()) < nodes.numel()
+        assert int(col.min()) >= 0 and int(col.max()) < nodes.numel()
+        assert torch.equal(src_of[eid], nodes[row]), "edge source does not match nodes[row]"
+        assert torch.equal(dst_of[eid], nodes[col]), "edge target does not match nodes[col]"
+        if edge_weight is not None:
+            assert bool((edge_weight.cpu()[eid] > 0).all()), "a zero-weight edge was drawn"
+
+    # Rebuild the node list hop by hop from the global edges (first-occurrence order) and check
+    # it against `nodes`, per-hop counts, and that hop h expands exactly the nodes of hop h-1.
+    available = available_in_edges(edge_index, num_nodes, edge_weight)
+    expected_nodes = list(distinct_seeds)
+    position = {v: i for i, v in enumerate(expected_nodes)}
+    hop_node_start, hop_node_end = 0, len(expected_nodes)
+    edge_start = 0
+    for hop, fanout in enumerate(fanouts):
+        edge_end = edge_start + sub.num_sampled_edges[hop]
+        hop_eid, hop_col = eid[edge_start:edge_end], col[edge_start:edge_end]
+        # Targets of this hop are exactly the nodes new at the previous hop.
+        if hop_col.numel():
+            assert int(hop_col.min()) >= hop_node_start and int(hop_col.max()) < hop_node_end, (
+                f"hop {hop + 1} has an edge whose target is not a node of hop {hop}")
+            if ordered:
+                assert bool((hop_col[1:] >= hop_col[:-1]).all()), (
+                    f"hop {hop + 1} edges are not grouped by target in frontier order")
+        frontier = nodes[hop_node_start:hop_node_end]
+        per_target = torch.bincount(hop_col - hop_node_start, minlength=frontier.numel()) \
+            if hop_col.numel() else torch.zeros(frontier.numel(), dtype=torch.int64)
+        want = expected_draws(available[frontier], fanout, replace)
+        assert torch.equal(per_target, want), (
+            f"hop {hop + 1} (fanout {fanout}, replace={replace}): per-target counts "
+            f"{per_target.tolist()} != expected {want.tolist()}")
+        if not replace or fanout < 0:
+            # Without replacement (or taking all): no edge twice for one target. An edge has one
+            # target and each node is a target at one hop only, so eids are distinct per hop.
+            assert hop_eid.unique().numel() == hop_eid.numel(), (
+                f"hop {hop + 1}: an edge was drawn twice without replacement")
+        # New nodes of this hop: sources in edge order, first occurrence, not seen before.
+        for v in src_of[hop_eid].tolist():
+            if v not in position:
+                position[v] = len(expected_nodes)
+                expected_nodes.append(v)
+        assert sub.num_sampled_nodes[hop + 1] == len(expected_nodes) - hop_node_end, (
+            f"hop {hop + 1}: num_sampled_nodes")
+        hop_node_start, hop_node_end = hop_node_end, len(expected_nodes)
+        edge_start = edge_end
+    assert nodes.tolist() == expected_nodes, "nodes are not in hop-by-hop first-occurrence order"
+    if eid.numel():
+        assert row.tolist() == [position[v] for v in src_of[eid].tolist()]
+        assert col.tolist() == [position[v] for v in dst_of[eid].tolist()]
+    check_blocks(sub, edge_index)
+
+
+def check_blocks(sub, edge_index: Tensor) -> None:
+    """Asserts the DGL-style blocks of ``sub``: input layer first, dst a prefix of src, the last
+    block's dst are the seeds, block ``i`` holds the edges of hops ``1 .. L-i``, global ids."""
+    edge_index = edge_index.cpu().to(torch.int64)
+    blocks = sub.blocks()
+    num_layers = len(sub.num_sampled_edges)
+    assert len(blocks) == num_layers
+    node_ends = [sum(sub.num_sampled_nodes[: h + 1]) for h in range(num_layers + 1)]
+    edge_ends = [sum(sub.num_sampled_edges[:h]) for h in range(num_layers + 1)]
+    for i, block in enumerate(blocks):
+        hops = num_layers - i
+        assert block.num_src_nodes == node_ends[hops]
+        assert block.num_dst_nodes == node_ends[hops - 1]
+        assert block.num_dst_nodes <= block.num_src_nodes
+        assert block.num_edges == edge_ends[hops]
+        assert torch.equal(block.src_nodes.cpu(), sub.nodes.cpu()[: block.num_src_nodes])
+        assert torch.equal(block.dst_nodes.cpu(), block.src_nodes.cpu()[: block.num_dst_nodes])
+        src, dst, eid = block.src.cpu(), block.dst.cpu(), block.eid.cpu()
+        if block.num_edges:
+            assert int(src.max()) < block.num_src_nodes and int(src.min()) >= 0
+            assert int(dst.max()) < block.num_dst_nodes and int(dst.min()) >= 0
+            src_nodes = block.src_nodes.cpu()
+            assert torch.equal(edge_index[0][eid], src_nodes[src])
+            assert torch.equal(edge_index[1][eid], src_nodes[dst])
+        if i > 0:  # consecutive blocks: each layer's sources are the previous layer's targets
+            assert blocks[i - 1].num_dst_nodes == block.num_src_nodes
+    if blocks:
+        assert blocks[-1].num_dst_nodes == sub.num_sampled_nodes[0]
+        assert torch.equal(blocks[-1].dst_nodes.cpu(), sub.nodes.cpu()[: sub.num_sampled_nodes[0]])
+        assert blocks[0].num_edges == sub.eid.numel()
+
+
+def assert_same_subgraph(a, b) -> None:
+    """Two SampledSubgraphs are identical (tensors compared on CPU)."""
+    for name in ("nodes", "row", "col", "eid", "seed_index"):
+        x, y = getattr(a, name).cpu(), getattr(b, name).cpu()
+        assert torch.equal(x, y), f"{name} differs: {x.tolist()[:20]} vs {y.tolist()[:20]}"
+    assert a.num_sampled_nodes == b.num_sampled_nodes
+    assert a.num_sampled_edges == b.num_sampled_edges
+
+
+# ---------------------------------------------------------------------------------------------
+# Graph builders
+# ---------------------------------------------------------------------------------------------
+
+def random_edge_index(num_nodes: int, num_edges: int, dtype: torch.dtype = torch.int64,
+                      seed: int = 0) -> Tensor:
+    """``[2, E]`` uniformly random edges (self loops and multi-edges allowed)."""
+    if num_nodes == 0:
+        assert num_edges == 0
+        return torch.empty(2, 0, dtype=dtype)
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(0, num_nodes, (2, num_edges), generator=gen).to(dtype)
+
+
+def empty_edge_index(dtype: torch.dtype = torch.int64) -> Tensor:
+    return torch.empty(2, 0, dtype=dtype)
+
+
+def star_edge_index(degree: int, center: int = 0, dtype: torch.dtype = torch.int64) -> Tensor:
+    """Edges ``leaf -> center`` from leaves ``center+1 .. center+degree`` (in that order)."""
+    leaves = torch.arange(center + 1, center + 1 + degree)
+    return torch.stack([leaves, torch.full_like(leaves, center)]).to(dtype)
+
+
+def hub_edge_index(hub_degree: int = HUB_DEGREE, num_nodes: int = 1000, extra_edges: int = 3000,
+                   dtype: torch.dtype = torch.int64, seed: int = 0) -> Tuple[Tensor, int]:
+    """A random graph on ``num_nodes`` nodes plus node 0 with ``hub_degree`` in-edges (sources
+    drawn with repeats: multi-edges have distinct edge ids). Returns ``(edge_index, N)``."""
+    gen = torch.Generator().manual_seed(seed)
+    hub_src = torch.randint(0, num_nodes, (hub_degree,), generator=gen)
+    hub = torch.stack([hub_src, torch.zeros_like(hub_src)])
+    rest = torch.randint(0, num_nodes, (2, extra_edges), generator=gen)
+    return torch.cat([rest[:, : extra_edges // 2], hub, rest[:, extra_edges // 2:]], 1).to(dtype), \
+        num_nodes
+
+
+def isolated_edge_index(num_nodes: int, num_edges: int, num_isolated: int,
+                        dtype: torch.dtype = torch.int64, seed: int = 0) -> Tuple[Tensor, int]:
+    """Random edges among the first ``num_nodes`` nodes, then ``num_isolated`` nodes with no
+    edges at all. Returns ``(edge_index, N)``."""
+    return random_edge_index(num_nodes, num_edges, dtype, seed), num_nodes + num_isolated
+
+
+@st.composite
+def edge_index_strategy(draw, max_nodes: int = 40, max_edges: int = 200, allow_empty: bool = True):
+    """Draws ``(edge_index [2, E], num_nodes)`` with ``num_nodes >= max id + 1`` (so some nodes
+    may be isolated), int32 or int64; sometimes all edges into a few nodes (high degree)."""
+    num_nodes = draw(st.integers(0 if allow_empty else 1, max_nodes))
+    dtype = draw(st.sampled_from(INDEX_DTYPES))
+    if num_nodes == 0:
+        return torch.empty(2, 0, dtype=dtype), 0
+    num_edges = draw(st.integers(0, max_edges))
+    seed = draw(st.integers(0, 2**31 - 1))
+    gen = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
+    if draw(st.booleans()):  # concentrate targets on few nodes: high in-degrees
+        hot = torch.randint(0, num_nodes, (min(3, num_nodes),), generator=gen)
+        edge_index[1] = hot[torch.randint(0, hot.numel(), (num_edges,), generator=gen)]
+    extra_isolated = draw(st.integers(0, 5))
+    return edge_index.to(dtype), num_nodes + extra_isolated
+
+
+def random_weights(num_edges: int, seed: int = 0, zero_fraction: float = 0.2,
+                   dtype: torch.dtype = torch.float32) -> Tensor:
+    """Positive weights with roughly ``zero_fraction`` of them exactly zero."""
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.rand(num_edges, generator=gen, dtype=torch.float64) * 4 + 0.05
+    w[torch.rand(num_edges, generator=gen) < zero_fraction] = 0
+    return w.to(dtype)
