@@ -29,8 +29,9 @@ cuda-compile-check: setup
 	TORCH_VERSION=$(TORCH_VERSION) CUDA_HEADERS_CACHE=$(CUDA_HEADERS_CACHE) \
 		bash tools/cuda_compile_check.sh
 
+# `ci` makes hypothesis draw the same examples every run, so a red CI is reproducible.
 test-python: build
-	$(PY) -m pytest -q tests
+	FASTGL_HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q tests
 
 test: build cuda-compile-check test-python
 

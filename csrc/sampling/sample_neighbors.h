@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common/check.h"
+#include "sampling/neighbor_draw.h"
 
 #include <ATen/ATen.h>
 
@@ -41,9 +42,31 @@ inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Te
   check_ids_in_range(op, "transits", transits, indptr.numel() - 1);
 }
 
-SampleResult sample_neighbors_cpu(const at::Tensor& indptr, const at::Tensor& indices,
-                                  const c10::optional<at::Tensor>& weight,
-                                  const at::Tensor& transits, int64_t fanout, bool replace,
-                                  int64_t seed);
+// The part of the op both backends share: check the inputs, make them contiguous, pick the
+// index and weight types, then call `kernel(index_t{}, weight, indptr, indices, transits, cfg)`
+// where `weight` is a typed pointer (a null `const float*` when unweighted). Backends pass a
+// generic lambda forwarding to their sample_typed<index_t>(weight, ...).
+template <typename Kernel>
+SampleResult dispatch_sample_neighbors(const at::Tensor& indptr, const at::Tensor& indices,
+                                       const c10::optional<at::Tensor>& weight,
+                                       const at::Tensor& transits, int64_t fanout, bool replace,
+                                       int64_t seed, Kernel kernel) {
+  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout);
+  const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const at::Tensor transits_c = transits.contiguous();
+  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
+  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_neighbors", [&] {
+    if (!weight_c.defined()) {
+      return kernel(index_t{}, static_cast<const float*>(nullptr), indptr_c, indices_c,
+                    transits_c, cfg);
+    }
+    return AT_DISPATCH_FLOATING_TYPES(weight_c.scalar_type(), "sample_neighbors", [&] {
+      return kernel(index_t{}, static_cast<const scalar_t*>(weight_c.data_ptr<scalar_t>()),
+                    indptr_c, indices_c, transits_c, cfg);
+    });
+  });
+}
+
 
 }  // namespace fastgl::sampling

@@ -11,8 +11,8 @@ namespace {
 constexpr int64_t kPairGrain = 256;
 
 template <typename index_t, typename weight_t>
-SampleResult sample_typed(const at::Tensor& indptr, const at::Tensor& indices,
-                          const weight_t* weight, const at::Tensor& transits,
+SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
+                          const at::Tensor& indices, const at::Tensor& transits,
                           const DrawConfig& cfg) {
   const int64_t num_pairs = transits.numel();
   const int64_t* col_start = indptr.data_ptr<int64_t>();
@@ -57,20 +57,11 @@ SampleResult sample_neighbors_cpu(const at::Tensor& indptr, const at::Tensor& in
                                   const c10::optional<at::Tensor>& weight,
                                   const at::Tensor& transits, int64_t fanout, bool replace,
                                   int64_t seed) {
-  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout);
-  const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
-  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
-  const at::Tensor transits_c = transits.contiguous();
-  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
-  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_neighbors_cpu", [&] {
-    if (!weight_c.defined()) {
-      return sample_typed<index_t, float>(indptr_c, indices_c, nullptr, transits_c, cfg);
-    }
-    return AT_DISPATCH_FLOATING_TYPES(weight_c.scalar_type(), "sample_neighbors_cpu_w", [&] {
-      return sample_typed<index_t, scalar_t>(indptr_c, indices_c, weight_c.data_ptr<scalar_t>(),
-                                             transits_c, cfg);
-    });
-  });
+  return dispatch_sample_neighbors(
+      indptr, indices, weight, transits, fanout, replace, seed,
+      [](auto index_tag, auto weight, const auto&... tensors_and_config) {
+        return sample_typed<decltype(index_tag)>(weight, tensors_and_config...);
+      });
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("sample_neighbors", &sample_neighbors_cpu); }
