@@ -5,7 +5,16 @@ Every reader and generator returns a :class:`NodeDataset` (edge list, features, 
 
 from fastgl.data.dataset import NodeDataset
 from fastgl.data.planetoid import read_planetoid
+from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index, rmat_graph
 from fastgl.data.synthetic import synthetic_node_classification
 from fastgl.data.utils import to_simple_undirected
 
-__all__ = ["NodeDataset", "read_planetoid", "synthetic_node_classification", "to_simple_undirected"]
+__all__ = [
+    "NodeDataset",
+    "RMAT_PRESETS",
+    "read_planetoid",
+    "rmat_edge_index",
+    "rmat_graph",
+    "synthetic_node_classification",
+    "to_simple_undirected",
+]

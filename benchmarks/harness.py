@@ -1,0 +1,214 @@
+"""What every benchmark shares: the environment record, timing, JSON results and tables.
+
+A result file is ``benchmarks/results/<name>-<device tag>.json`` holding the environment (device,
+versions, threads, commit, date), the arguments and the measured rows, so a committed number can
+always be traced back to the machine and code that produced it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+Device = Union[str, torch.device]
+
+
+def resolve_device(requested: str) -> Tuple[torch.device, Optional[str]]:
+    """The device to run on and, when it differs from the request, why.
+
+    ``"cuda"`` falls back to the CPU when no GPU is usable; the returned note says so and goes
+    into the result file.
+    """
+    if requested == "cuda":
+        if torch.cuda.is_available():
+            return torch.device("cuda"), None
+        return torch.device("cpu"), "CUDA was requested but is not available; ran on the CPU"
+    return torch.device(requested), None
+
+
+def device_name(device: Device) -> str:
+    """The GPU's name for CUDA devices, the CPU model (``/proc/cpuinfo``) otherwise."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def device_tag(device: Device) -> str:
+    """Short file-name tag: ``cpu``, or ``cuda-<gpu>`` such as ``cuda-h100-80gb-hbm3``."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return device.type
+    name = device_name(device).lower().replace("nvidia", "")
+    return "cuda-" + (re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "gpu")
+
+
+def git_commit() -> str:
+    """``git rev-parse HEAD`` of the repository, ``"unknown"`` outside a checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=10, check=True)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def git_dirty() -> Optional[bool]:
+    """Whether tracked files differ from HEAD (``None`` when git is unavailable)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True)
+        return bool(out.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def environment(device: Device) -> Dict[str, Any]:
+    """Everything needed to interpret a number: device, versions, threads, commit, date."""
+    import fastgl
+
+    device = torch.device(device)
+    env = {
+        "device": str(device),
+        "device_name": device_name(device),
+        "cpu_name": device_name("cpu"),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "fastgl": fastgl.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        # Other processes compete for the cores; a loaded machine gives noisy numbers.
+        "load_average_1_5_15": load_average(),
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        env["gpu_memory_gib"] = round(props.total_memory / 2**30, 1)
+        env["gpu_capability"] = f"{props.major}.{props.minor}"
+    return env
+
+
+def load_average() -> Optional[List[float]]:
+    """The 1, 5 and 15 minute load averages (``None`` where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+@dataclass
+class Timing:
+    """Wall-clock seconds of the timed calls (warm-up calls excluded)."""
+
+    times: List[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def min(self) -> float:
+        return min(self.times)
+
+
+def synchronize(device: Device) -> None:
+    """Waits for queued GPU work; a no-op on the CPU."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_it(fn: Callable[[], Any], warmup: int = 1, repeat: int = 5,
+            device: Device = "cpu") -> Timing:
+    """Runs ``fn`` ``warmup`` times untimed, then ``repeat`` times timed.
+
+    On CUDA the device is synchronized before and after every timed call, so a time covers
+    the kernels ``fn`` queued, not just their launch.
+    """
+    if repeat < 1:
+        raise ValueError(f"time_it: repeat must be >= 1, got {repeat}")
+    for _ in range(warmup):
+        fn()
+    timing = Timing()
+    for _ in range(repeat):
+        synchronize(device)
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        timing.times.append(time.perf_counter() - start)
+    return timing
+
+
+def results_path(name: str, tag: str) -> Path:
+    """``benchmarks/results/<name>-<tag>.json``."""
+    return RESULTS_DIR / f"{name}-{tag}.json"
+
+
+def write_json(payload: Dict[str, Any], path: Union[str, Path]) -> Path:
+    """Writes ``payload`` as indented JSON (creating the folder); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as out:
+        json.dump(payload, out, indent=2, sort_keys=False)
+        out.write("\n")
+    return path
+
+
+Column = Tuple[str, str, str]  # (row key, header, format spec)
+
+
+def format_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column]) -> str:
+    """A plain-text table; numbers right-aligned, ``None`` shown as ``-``."""
+    def cell(row, key, spec):
+        value = row.get(key)
+        if value is None:
+            return "-"
+        return format(value, spec) if spec else str(value)
+
+    body = [[cell(row, key, spec) for key, _, spec in columns] for row in rows]
+    headers = [header for _, header, _ in columns]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(headers)]
+    numeric = [all(_looks_numeric(r[i]) for r in body) for i in range(len(headers))]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if num else c.ljust(w)
+                         for c, w, num in zip(cells, widths, numeric)).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule] + [line(r) for r in body])
+
+
+def print_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column],
+                title: Optional[str] = None) -> None:
+    if title:
+        print(f"\n{title}")
+    print(format_table(rows, columns))
+
+
+def _looks_numeric(text: str) -> bool:
+    return text == "-" or bool(re.fullmatch(r"[-+]?[\d,._]*\d[\d,._]*(e[-+]?\d+)?x?", text))
