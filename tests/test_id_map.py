@@ -134,3 +134,32 @@ def test_all_ids_in_prefix():
 def test_bad_input(prefix, ids, match):
     with pytest.raises(RuntimeError, match=match):
         id_map(prefix, ids)
+
+
+@pytest.mark.parametrize("threads", [1, 3, 4])
+def test_result_does_not_depend_on_thread_count(threads):
+    """Large inputs are split into hash shards, one per thread; the output must not change."""
+    gen = torch.Generator().manual_seed(1)
+    prefix = torch.randperm(400_000, generator=gen)[:70_000]
+    ids = torch.randint(0, 400_000, (250_000,), generator=gen)
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        unique, local = id_map(prefix, ids)
+    finally:
+        torch.set_num_threads(previous)
+    expected_unique, expected_local = id_map_reference(prefix, ids)
+    assert unique.tolist() == expected_unique
+    assert local.tolist() == expected_local
+
+
+def test_duplicate_prefix_detected_in_large_input():
+    prefix = torch.arange(200_000)
+    prefix[150_000] = 3
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(4)
+        with pytest.raises(RuntimeError, match="id_map: prefix must hold distinct ids"):
+            id_map(prefix, torch.arange(10))
+    finally:
+        torch.set_num_threads(previous)

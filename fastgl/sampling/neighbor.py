@@ -180,7 +180,7 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
         edge_batch = torch.repeat_interleave(state.batch[frontier], per_transit)
         cols.append(torch.repeat_interleave(state.local[frontier], per_transit))
         rows.append(state.add(neighbors, edge_batch))
-        eids.append(graph.eid[edge_pos] if graph.eid is not None else edge_pos)
+        eids.append(graph.eid.index_select(0, edge_pos) if graph.eid is not None else edge_pos)
         edge_batches.append(edge_batch)
     return _split_batches(state, rows, cols, eids, edge_batches, len(seed_batches))
 
@@ -191,17 +191,17 @@ def _split_batches(state: _Frontier, rows, cols, eids, edge_batches,
     empty = state.keys.new_empty(0)
     row, col, eid = (torch.cat(parts) if parts else empty for parts in (rows, cols, eids))
     nodes = state.nodes()
+    hop_counts = empty.new_zeros((0, num_batches))  # [hop, batch]
+    if edge_batches:
+        hop_counts = torch.stack([torch.bincount(b, minlength=num_batches) for b in edge_batches])
     if num_batches > 1:
-        # Nodes batch-major, each batch's in local order; a stable sort of the edges by batch
-        # keeps the hop order inside each batch. (One batch is already laid out that way.)
-        node_first = torch.cumsum(state.count, 0) - state.count
-        nodes = torch.empty_like(nodes).index_put_((node_first[state.batch] + state.local,), nodes)
-        order = torch.sort(torch.cat(edge_batches), stable=True).indices if rows else empty
-        row, col, eid = row[order], col[order], eid[order]
+        nodes = _batch_major_nodes(state, nodes)
+        if edge_batches:
+            place = _batch_major_edge_places(edge_batches, hop_counts)
+            row, col, eid = (torch.empty_like(t).index_put_((place,), t) for t in (row, col, eid))
 
     node_counts = torch.stack(state.per_hop_counts, 1).tolist()  # [batch][hop]
-    edge_counts = (torch.stack([torch.bincount(b, minlength=num_batches) for b in edge_batches], 1)
-                   .tolist() if edge_batches else [[] for _ in range(num_batches)])
+    edge_counts = hop_counts.t().tolist()  # [batch][hop]
     seed_first = (torch.cumsum(state.given_sizes, 0) - state.given_sizes).tolist()
     seed_sizes = state.given_sizes.tolist()
     results, node_at, edge_at = [], 0, 0
@@ -214,3 +214,24 @@ def _split_batches(state: _Frontier, rows, cols, eids, edge_batches,
             seed_index=state.seed_index[seed_first[b]:seed_first[b] + seed_sizes[b]]))
         node_at, edge_at = node_at + n, edge_at + e
     return results
+
+
+def _batch_major_nodes(state: _Frontier, nodes: Tensor) -> Tensor:
+    """Each batch's nodes, batches one after the other, in local order."""
+    node_first = torch.cumsum(state.count, 0) - state.count
+    return torch.empty_like(nodes).index_put_((node_first[state.batch] + state.local,), nodes)
+
+
+def _batch_major_edge_places(edge_batches: List[Tensor], hop_counts: Tensor) -> Tensor:
+    """Where each hop-major edge goes when edges are regrouped by batch, hops in order.
+
+    Within a hop the edges are already batch-major, so an edge's place is its batch's start,
+    plus the batch's edges of earlier hops, plus its rank among the batch's edges of this hop.
+    """
+    per_batch = hop_counts.sum(0)
+    batch_first = torch.cumsum(per_batch, 0) - per_batch
+    earlier_hops = torch.cumsum(hop_counts, 0) - hop_counts
+    first_in_hop = torch.cumsum(hop_counts, 1) - hop_counts
+    return torch.cat([
+        torch.arange(b.numel(), device=b.device) - first_in_hop[h, b] + earlier_hops[h, b]
+        + batch_first[b] for h, b in enumerate(edge_batches)])
