@@ -1,5 +1,6 @@
 """Builds fastgl._C: CPU kernels always, CUDA kernels when FORCE_CUDA=1 or when the installed
-torch has CUDA and a CUDA toolkit is found. TORCH_CUDA_ARCH_LIST picks the GPU architectures."""
+torch has CUDA and a CUDA toolkit is found (FORCE_CUDA=0 turns them off). TORCH_CUDA_ARCH_LIST
+picks the GPU architectures."""
 
 import glob
 import os
@@ -13,8 +14,12 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
 def want_cuda() -> bool:
-    if os.environ.get("FORCE_CUDA", "0") == "1":
-        return True
+    """FORCE_CUDA=1: build the CUDA kernels; FORCE_CUDA=0: don't (e.g. a CUDA torch whose CUDA
+    version differs from the local toolkit's); unset: build them when torch has CUDA and a CUDA
+    toolkit is found."""
+    forced = os.environ.get("FORCE_CUDA")
+    if forced in ("0", "1"):
+        return forced == "1"
     import torch
 
     return torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None

@@ -56,8 +56,11 @@ class NeighborSampler:
                        generator: Optional[torch.Generator] = None) -> List[SampledSubgraph]:
         """Samples one subgraph per seed tensor, all batches in one pass per hop.
 
-        Nodes are deduplicated within each batch, never across batches; each result equals what
-        :meth:`sample` would return for that batch with its own random draws.
+        Nodes are deduplicated within each batch, never across batches; each result has the
+        layout and distribution of :meth:`sample` on that batch (with other random draws). All
+        batches' (batch, transit) pairs go to one kernel call per hop, which the CUDA engine
+        groups by transit so a shared transit's adjacency is read once. On the CPU this does not
+        beat calling :meth:`sample` per batch (see ``benchmarks/sampling.py``).
         """
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
