@@ -3,9 +3,16 @@
 #include <torch/library.h>
 
 TORCH_LIBRARY(fastgl, m) {
+  // The fake kernels live in this Python module (torch 2.2/2.3 require the link for a C++ op
+  // with a Python fake kernel; set_python_module is its later name, this one still works).
+  m.impl_abstract_pystub("fastgl.ops._kernels");
   m.def("csc_from_coo(Tensor src, Tensor dst, int num_nodes) -> (Tensor, Tensor, Tensor)");
   m.def(
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor? weight, Tensor transits, "
       "int fanout, bool replace, int seed) -> (Tensor, Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
+  // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
+  m.def(
+      "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
 }

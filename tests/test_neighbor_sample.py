@@ -773,3 +773,12 @@ def test_chi_square_helper_rejects_a_biased_sample():
     with pytest.raises(AssertionError, match="chi-square"):
         assert_fits([1200, 800], [1, 1], "biased coin")
     assert_fits([1010, 990], [1, 1], "fair coin")
+
+
+@pytest.mark.parametrize("indptr", [[0, 5, 2, 3], [0, 1, 2, 9], [-1, 1, 2, 3]],
+                         ids=["decreasing", "past-the-end", "negative"])
+def test_sample_neighbors_rejects_malformed_indptr(indptr):
+    """The low-level op checks the slice of every transit it reads: an error, never a bad read."""
+    indices = torch.tensor([0, 1, 2])
+    with pytest.raises(RuntimeError, match="sample_neighbors: indptr is not a valid CSC"):
+        fastgl.ops.sample_neighbors(torch.tensor(indptr), indices, torch.tensor([0, 1, 2]), 2)

@@ -46,8 +46,9 @@ inline void check_ids_in_range(const char* op, const char* name, const at::Tenso
                                int64_t bound) {
   if (ids.numel() == 0) return;
   auto [lo, hi] = at::aminmax(ids);
-  const int64_t low = lo.item<int64_t>();
-  const int64_t high = hi.item<int64_t>();
+  const at::Tensor bounds = at::stack({lo, hi}).to(at::kLong).cpu();  // one sync, not two
+  const int64_t low = bounds[0].item<int64_t>();
+  const int64_t high = bounds[1].item<int64_t>();
   FASTGL_CHECK(low >= 0, op, name, " id ", low, " is negative");
   FASTGL_CHECK(high < bound, op, name, " id ", high, " out of range for a graph of ", bound,
                " nodes");

@@ -13,8 +13,11 @@ namespace fastgl::cuda {
 
 constexpr int kThreadsPerBlock = 256;
 
+// Blocks for n elements, capped: kernels launched with it loop grid-stride over the rest.
 inline int64_t blocks_for(int64_t n, int64_t threads = kThreadsPerBlock) {
-  return (n + threads - 1) / threads;
+  constexpr int64_t kMaxBlocks = 1 << 20;
+  const int64_t blocks = (n + threads - 1) / threads;
+  return blocks < kMaxBlocks ? blocks : kMaxBlocks;
 }
 
 inline cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }

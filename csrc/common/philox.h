@@ -31,10 +31,11 @@ C10_HOST_DEVICE inline int64_t random_below(uint64_t key, uint64_t stream, uint6
   return static_cast<int64_t>(random_u64(key, stream, index) % static_cast<uint64_t>(bound));
 }
 
-// Uniform double in the open interval (0, 1): 53 random bits, shifted off zero so log() is finite.
+// Uniform double in the open interval (0, 1): 52 random bits plus one half, so both ends are
+// excluded exactly (with 53 bits, the top value would round up to 1.0) and log() is finite.
 C10_HOST_DEVICE inline double random_open01(uint64_t key, uint64_t stream, uint64_t index) {
-  const uint64_t bits = random_u64(key, stream, index) >> 11;
-  return (static_cast<double>(bits) + 0.5) * (1.0 / 9007199254740992.0);
+  const uint64_t bits = random_u64(key, stream, index) >> 12;
+  return (static_cast<double>(bits) + 0.5) * (1.0 / 4503599627370496.0);
 }
 
 }  // namespace fastgl

@@ -1,6 +1,8 @@
 // What one (sample, transit) pair draws from the transit's in-edges. Written once for host and
 // device: the CPU kernel and every CUDA scheduling tier call these functions, so the backends
-// agree sample for sample by construction and differ only in how pairs are scheduled.
+// agree sample for sample and differ only in how pairs are scheduled. (The weighted draws use
+// log(), which may differ by one ulp between host and device; a draw could then differ only when
+// two keys or a target and a boundary lie within that ulp, about 2^-50 per comparison.)
 //
 // Offsets are positions within the transit's adjacency (0 .. degree-1). `weight`, when not null,
 // points at the transit's first edge weight; zero-weight edges are never drawn.
@@ -14,6 +16,12 @@
 #include <cstdint>
 
 namespace fastgl::sampling {
+
+// A transit's adjacency slice is readable: 0 <= start <= end <= num_edges. Checked for every
+// pair before drawing, so a malformed indptr is an error, never an out-of-bounds read.
+C10_HOST_DEVICE inline bool valid_adjacency(int64_t start, int64_t end, int64_t num_edges) {
+  return 0 <= start && start <= end && end <= num_edges;
+}
 
 struct DrawConfig {
   int64_t fanout;  // -1 = all neighbors

@@ -18,6 +18,10 @@ namespace fastgl::sampling {
 
 using SampleResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
+constexpr const char* kBadIndptrError =
+    "indptr is not a valid CSC offset array (it must start at 0, never decrease and end at "
+    "len(indices)); build graphs with fastgl.CSCGraph, which checks this";
+
 inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                           const c10::optional<at::Tensor>& weight,
                                           const at::Tensor& transits, int64_t fanout) {

@@ -42,25 +42,29 @@ struct TransitSchedule {
 inline TransitSchedule schedule_by_transit(const at::Tensor& transits, int64_t min_block_pairs,
                                            int64_t chunk_size) {
   TransitSchedule s;
-  auto [sorted_transits, order] = at::sort(transits, /*stable=*/true, /*dim=*/0);
-  auto [segment_transit, inverse, segment_len] =
-      at::unique_consecutive(sorted_transits, /*return_inverse=*/false, /*return_counts=*/true);
+  // c10::optional<bool>: a plain `true` would pick the (dim, descending) overload instead.
+  auto [sorted_transits, order] =
+      at::sort(transits, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false);
+  auto [segment_transit, segment_of_position, segment_len] =
+      at::unique_consecutive(sorted_transits, /*return_inverse=*/true, /*return_counts=*/true);
   s.order = order;
   s.segment_transit = segment_transit;
   s.segment_start = at::zeros({segment_len.numel() + 1}, segment_len.options());
   s.segment_start.narrow(0, 1, segment_len.numel()).copy_(at::cumsum(segment_len, 0));
 
   const at::Tensor in_block_tier = segment_len >= min_block_pairs;
-  s.thread_tier = at::nonzero(at::repeat_interleave(in_block_tier.logical_not(), segment_len))
-                      .view({-1});
+  s.thread_tier =
+      at::nonzero(in_block_tier.logical_not().index_select(0, segment_of_position)).view({-1});
   const at::Tensor block_segments = at::nonzero(in_block_tier).view({-1});
-  const at::Tensor chunks = at::floor_divide(segment_len.index({block_segments}) + chunk_size - 1,
-                                             chunk_size);
-  s.block_segment = at::repeat_interleave(block_segments, chunks);
+  const at::Tensor chunks = at::floor_divide(
+      segment_len.index_select(0, block_segments) + chunk_size - 1, chunk_size);
+  // Passing the output size spares repeat_interleave two device syncs each.
+  const int64_t num_items = chunks.sum().item<int64_t>();
+  s.block_segment = at::repeat_interleave(block_segments, chunks, /*dim=*/0, num_items);
   // Chunk number within the segment: item index minus the index of the segment's first item.
   const at::Tensor first_item = at::cumsum(chunks, 0) - chunks;
-  s.block_chunk = at::arange(s.block_segment.numel(), chunks.options()) -
-                  at::repeat_interleave(first_item, chunks);
+  s.block_chunk = at::arange(num_items, chunks.options()) -
+                  at::repeat_interleave(first_item, chunks, /*dim=*/0, num_items);
   return s;
 }
 

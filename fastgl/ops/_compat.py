@@ -9,12 +9,11 @@ def register_fake(qualname: str) -> Callable:
     """Decorator registering a fake (meta) kernel, so the op traces under torch.compile."""
     if hasattr(torch.library, "register_fake"):
         return torch.library.register_fake(qualname)
-    return torch.library.impl_abstract(qualname)
+    # _stacklevel=2: the module checked against the C++ pystub is register_fake's caller
+    # (fastgl.ops._kernels), as torch>=2.4's register_fake sees it, not this module.
+    return torch.library.impl_abstract(qualname, _stacklevel=2)
 
 
 def new_dynamic_size() -> "torch.SymInt":
     """A data-dependent output length inside a fake kernel."""
-    get_ctx = getattr(torch.library, "get_ctx", None)
-    if get_ctx is None:  # torch 2.2
-        from torch._library.abstract_impl import get_ctx
-    return get_ctx().new_dynamic_size()
+    return torch.library.get_ctx().new_dynamic_size()  # torch.library.get_ctx: torch >= 2.2

@@ -73,6 +73,14 @@ def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
     return torch.ops.fastgl.id_map(prefix, ids)
 
 
+@register_fake("fastgl::_transit_schedule")
+def _transit_schedule_fake(transits, min_block_pairs, chunk_size):
+    num_segments, num_thread_tier, num_items = (new_dynamic_size() for _ in range(3))
+    return (transits.new_empty(transits.shape[0]), transits.new_empty(num_segments),
+            transits.new_empty(num_segments + 1), transits.new_empty(num_thread_tier),
+            transits.new_empty(num_items), transits.new_empty(num_items))
+
+
 @register_fake("fastgl::csc_from_coo")
 def _csc_from_coo_fake(src, dst, num_nodes):
     return (src.new_empty(num_nodes + 1, dtype=torch.int64), torch.empty_like(src),

@@ -13,7 +13,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cuda(const at::Tenso
   check_csc_from_coo_inputs(src, dst, num_nodes);
   const c10::cuda::CUDAGuard device_guard(dst.device());
   const at::Tensor target = dst.to(at::kLong);
-  const at::Tensor perm = std::get<1>(at::sort(target, /*stable=*/true, /*dim=*/0));
+  // c10::optional<bool>: a plain `true` would pick the (dim, descending) overload instead.
+  const at::Tensor perm = std::get<1>(
+      at::sort(target, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
   const at::Tensor counts = at::bincount(target, /*weights=*/{}, /*minlength=*/num_nodes);
   return csc_from_permutation(src, counts, perm);
 }

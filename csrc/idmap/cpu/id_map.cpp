@@ -1,8 +1,9 @@
-// CPU id_map. Keys are split into shards by hash; each thread owns whole shards and scans the
-// input in order, inserting only its shard's keys into a private table. No atomics are needed,
-// the first occurrence of every key is the one the scan meets first, and the result equals the
-// sequential definition (prefix, then ids in first-occurrence order) for any thread count.
-// A prefix sum over "is first occurrence" then numbers the new ids.
+// CPU id_map, cache-conscious. Keys are first partitioned by hash into shards small enough that
+// a shard's table stays in cache (a stable partition: within a shard, keys keep input order).
+// Threads then map whole shards with private tables: no atomics, and the first occurrence of a
+// key is the first one its shard's scan meets, so the result equals the sequential definition
+// (prefix, then ids in first-occurrence order) for any thread count. A prefix sum over "is first
+// occurrence" finally numbers the new ids.
 #include "idmap/id_map.h"
 
 #include <ATen/Parallel.h>
@@ -14,8 +15,7 @@
 namespace fastgl::idmap {
 namespace {
 
-// Fewer keys than this per shard are not worth a thread: every shard scans the whole input.
-constexpr int64_t kMinKeysPerShard = 1 << 16;
+constexpr int64_t kKeysPerShard = 1 << 14;  // table of 32K slots x 16 bytes: fits in L2
 constexpr int64_t kGrain = 1 << 14;
 
 class IdTable {
@@ -36,43 +36,82 @@ class IdTable {
   }
 
  private:
-  // Key and position side by side: one cache line per probe, which is what bounds speed.
-  struct Slot {
+  struct Slot {  // key and position side by side: one cache line per probe
     int64_t key, first;
   };
   uint64_t mask_;
   std::vector<Slot> slots_;
 };
 
-struct Shards {
-  int64_t count;
-  int64_t of(uint64_t hash) const { return static_cast<int64_t>((hash >> 40) % count); }
+// The keys of prefix and ids as one sequence: position p < P is prefix[p], else ids[p - P].
+struct KeySequence {
+  const int64_t* prefix;
+  int64_t num_prefix;
+  const int64_t* ids;
+  int64_t num_ids;
+
+  int64_t size() const { return num_prefix + num_ids; }
+  int64_t at(int64_t p) const { return p < num_prefix ? prefix[p] : ids[p - num_prefix]; }
 };
 
-int64_t count_shard_keys(const int64_t* keys, int64_t n, Shards shards, int64_t shard) {
-  int64_t mine = 0;
-  for (int64_t i = 0; i < n; ++i) mine += shards.of(hash_id(keys[i])) == shard;
-  return mine;
+struct Partition {
+  std::vector<int64_t> shard_start;  // shard s holds positions[shard_start[s] .. [s+1])
+  std::vector<int64_t> positions;    // key positions grouped by shard, in input order within
+};
+
+// Top hash bits pick the shard; the tables use the low bits, so the two stay independent.
+int64_t shard_of(uint64_t hash, int64_t num_shards) {
+  return static_cast<int64_t>((hash >> 40) & static_cast<uint64_t>(num_shards - 1));
 }
 
-// Maps one shard's keys: prefix keys keep their positions, each id gets the first position of
-// its key (P + j for ids[j]).
-void map_shard(const int64_t* prefix, int64_t num_prefix, const int64_t* ids, int64_t num_ids,
-               Shards shards, int64_t shard, int64_t* first_position) {
-  IdTable table(count_shard_keys(prefix, num_prefix, shards, shard) +
-                count_shard_keys(ids, num_ids, shards, shard));
-  for (int64_t i = 0; i < num_prefix; ++i) {
-    const uint64_t hash = hash_id(prefix[i]);
-    if (shards.of(hash) != shard) continue;
-    FASTGL_CHECK(prefix[i] >= 0, "id_map", kNegativeIdError, " (", prefix[i], ")");
-    FASTGL_CHECK(table.find_or_insert(prefix[i], hash, i) == i, "id_map", kDuplicatePrefixError,
-                 " (", prefix[i], ")");
+// Stable counting-sort partition: each input chunk counts its keys per shard, then scatters
+// them behind the counts of the chunks before it.
+Partition partition_by_shard(const KeySequence& keys, int64_t num_shards) {
+  const int64_t n = keys.size();
+  const int64_t num_chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kGrain));
+  const int64_t chunk = (n + num_chunks - 1) / num_chunks;
+  std::vector<int64_t> offset(num_chunks * num_shards, 0);  // [chunk][shard]
+  at::parallel_for(0, num_chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      for (int64_t p = c * chunk; p < std::min(n, (c + 1) * chunk); ++p) {
+        ++offset[c * num_shards + shard_of(hash_id(keys.at(p)), num_shards)];
+      }
+    }
+  });
+  Partition part{std::vector<int64_t>(num_shards + 1, 0), std::vector<int64_t>(n)};
+  int64_t running = 0;
+  for (int64_t s = 0; s < num_shards; ++s) {
+    part.shard_start[s] = running;
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      const int64_t count = offset[c * num_shards + s];
+      offset[c * num_shards + s] = running;
+      running += count;
+    }
   }
-  for (int64_t j = 0; j < num_ids; ++j) {
-    const uint64_t hash = hash_id(ids[j]);
-    if (shards.of(hash) != shard) continue;
-    FASTGL_CHECK(ids[j] >= 0, "id_map", kNegativeIdError, " (", ids[j], ")");
-    first_position[j] = table.find_or_insert(ids[j], hash, num_prefix + j);
+  part.shard_start[num_shards] = running;
+  at::parallel_for(0, num_chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      for (int64_t p = c * chunk; p < std::min(n, (c + 1) * chunk); ++p) {
+        part.positions[offset[c * num_shards + shard_of(hash_id(keys.at(p)), num_shards)]++] = p;
+      }
+    }
+  });
+  return part;
+}
+
+// Maps one shard: prefix keys keep their positions, ids[j] gets its key's first position.
+void map_shard(const KeySequence& keys, const int64_t* positions, int64_t count,
+               int64_t* first_position) {
+  IdTable table(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t p = positions[i], key = keys.at(p);
+    FASTGL_CHECK(key >= 0, "id_map", kNegativeIdError, " (", key, ")");
+    const int64_t first = table.find_or_insert(key, hash_id(key), p);
+    if (p < keys.num_prefix) {
+      FASTGL_CHECK(first == p, "id_map", kDuplicatePrefixError, " (", key, ")");
+    } else {
+      first_position[p - keys.num_prefix] = first;
+    }
   }
 }
 
@@ -82,17 +121,19 @@ std::tuple<at::Tensor, at::Tensor> id_map_cpu(const at::Tensor& prefix, const at
   check_id_map_inputs(prefix, ids);
   const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
   const at::Tensor ids64 = ids.to(at::kLong).contiguous();
-  const int64_t num_prefix = prefix64.numel(), num_ids = ids64.numel();
-  const int64_t* prefix_ptr = prefix64.data_ptr<int64_t>();
-  const int64_t* ids_ptr = ids64.data_ptr<int64_t>();
+  const KeySequence keys{prefix64.data_ptr<int64_t>(), prefix64.numel(),
+                         ids64.data_ptr<int64_t>(), ids64.numel()};
+  const int64_t num_prefix = keys.num_prefix, num_ids = keys.num_ids;
 
-  const Shards shards{std::max<int64_t>(
-      1, std::min<int64_t>(at::get_num_threads(), (num_prefix + num_ids) / kMinKeysPerShard))};
+  int64_t num_shards = 1;
+  while (num_shards * kKeysPerShard < keys.size()) num_shards <<= 1;
+  const Partition part = partition_by_shard(keys, num_shards);
   at::Tensor first_position = at::empty({num_ids}, ids64.options());
   int64_t* first = first_position.data_ptr<int64_t>();
-  at::parallel_for(0, shards.count, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t shard = begin; shard < end; ++shard) {
-      map_shard(prefix_ptr, num_prefix, ids_ptr, num_ids, shards, shard, first);
+  at::parallel_for(0, num_shards, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      map_shard(keys, part.positions.data() + part.shard_start[s],
+                part.shard_start[s + 1] - part.shard_start[s], first);
     }
   });
 

@@ -28,6 +28,11 @@ __device__ uint64_t find_or_insert_slot(DeviceTable table, int64_t key) {
   const auto wanted = static_cast<unsigned long long>(key);
   const auto empty = static_cast<unsigned long long>(kEmptyKey);
   for (uint64_t slot = hash_id(key) & table.mask;; slot = (slot + 1) & table.mask) {
+    // A slot goes from empty to a key once and never changes again, so a plain read that sees
+    // the key is final; repeated keys (the common case) then skip the atomic.
+    const unsigned long long current = table.keys[slot];
+    if (current == wanted) return slot;
+    if (current != empty) continue;
     const unsigned long long seen = atomicCAS(&table.keys[slot], empty, wanted);
     if (seen == empty || seen == wanted) return slot;
   }
@@ -43,8 +48,14 @@ __global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n,
       continue;
     }
     const uint64_t slot = find_or_insert_slot(table, key);
-    const long long previous = atomicMin(&table.first[slot], static_cast<long long>(offset + i));
-    if (keys_are_prefix && previous != kNoPosition) atomicOr(error_flags, kDuplicatePrefixFlag);
+    const long long position = offset + i;
+    if (keys_are_prefix) {
+      if (atomicMin(&table.first[slot], position) != kNoPosition) {
+        atomicOr(error_flags, kDuplicatePrefixFlag);
+      }
+    } else if (table.first[slot] > position) {  // only a smaller position can still win
+      atomicMin(&table.first[slot], position);
+    }
     if (slot_of) slot_of[i] = static_cast<int64_t>(slot);
   }
 }
@@ -103,12 +114,13 @@ std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const a
         table, ids64.data_ptr<int64_t>(), num_ids, num_prefix, false,
         slot_of.data_ptr<int64_t>(), error_flags.data_ptr<int>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  // Before any pass reads slot_of: a rejected (negative) id has no slot.
+  raise_on_error_flags(error_flags);
+  if (num_ids > 0) {
     mark_first_occurrence_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
         table, slot_of.data_ptr<int64_t>(), num_ids, num_prefix, is_first.data_ptr<bool>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-  raise_on_error_flags(error_flags);
-  if (num_ids > 0) {
     const at::Tensor rank = at::cumsum(is_first, 0, at::kLong);
     assign_local_ids_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
         table, slot_of.data_ptr<int64_t>(), num_ids, num_prefix, rank.data_ptr<int64_t>(),

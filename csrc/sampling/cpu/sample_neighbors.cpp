@@ -26,6 +26,8 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t t = transit[p];
+      FASTGL_CHECK(valid_adjacency(col_start[t], col_start[t + 1], indices.numel()),
+                   "sample_neighbors", kBadIndptrError, " (node ", t, ")");
       out_ptr[p + 1] = num_draws(cfg, edge_weights(t), col_start[t + 1] - col_start[t]);
     }
   });

@@ -35,11 +35,17 @@ struct PairOutput {
 };
 
 template <typename index_t, typename weight_t>
-__global__ void count_draws_kernel(GraphView<index_t, weight_t> g, const int64_t* transits,
-                                   int64_t num_pairs, DrawConfig cfg, int64_t* counts) {
+__global__ void count_draws_kernel(GraphView<index_t, weight_t> g, int64_t num_edges,
+                                   const int64_t* transits, int64_t num_pairs, DrawConfig cfg,
+                                   int64_t* counts, int64_t* bad_indptr) {
   for (int64_t p = global_thread_index(); p < num_pairs; p += global_thread_stride()) {
-    const int64_t t = transits[p], start = g.col_start[t];
-    counts[p] = num_draws(cfg, g.weight ? g.weight + start : nullptr, g.col_start[t + 1] - start);
+    const int64_t t = transits[p], start = g.col_start[t], end = g.col_start[t + 1];
+    if (!valid_adjacency(start, end, num_edges)) {
+      counts[p] = 0;
+      *bad_indptr = 1;
+      continue;
+    }
+    counts[p] = num_draws(cfg, g.weight ? g.weight + start : nullptr, end - start);
   }
 }
 
@@ -82,9 +88,17 @@ __global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
   const index_t* source = g.source + start;
   const weight_t* weight = g.weight ? g.weight + start : nullptr;
 
-  // Cache the adjacency once for all pairs of this chunk. Weights first: they are the larger
-  // type or equal, so the index array after them stays aligned.
-  if (degree <= cache_capacity) {
+  // Cache the adjacency once for all pairs of this chunk when that saves reads: weighted draws
+  // scan the weights, `take all` copies every edge, and many pairs can draw more edges than the
+  // transit has. Weights go first; the capacity is a multiple of 8, so the index array behind
+  // them stays 8-byte aligned whatever the two types.
+  const int64_t chunk_begin =
+      schedule.segment_start[segment] + schedule.block_chunk[blockIdx.x] * blockDim.x;
+  const int64_t segment_end = schedule.segment_start[segment + 1];
+  const int64_t chunk_pairs = min(static_cast<int64_t>(blockDim.x), segment_end - chunk_begin);
+  const bool worth_caching =
+      weight != nullptr || cfg.fanout < 0 || chunk_pairs * cfg.fanout >= degree;
+  if (degree <= cache_capacity && worth_caching) {
     weight_t* cached_weight = reinterpret_cast<weight_t*>(shared_bytes);
     index_t* cached_source =
         reinterpret_cast<index_t*>(cached_weight + (weight ? cache_capacity : 0));
@@ -97,9 +111,8 @@ __global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
     if (weight) weight = cached_weight;
   }
 
-  const int64_t pair_index = schedule.segment_start[segment] +
-                             schedule.block_chunk[blockIdx.x] * blockDim.x + threadIdx.x;
-  if (pair_index < schedule.segment_start[segment + 1]) {
+  const int64_t pair_index = chunk_begin + threadIdx.x;
+  if (pair_index < segment_end) {
     emit_pair(cfg, schedule.order[pair_index], start, degree, source, weight, out);
   }
 }
@@ -115,14 +128,19 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   const cudaStream_t stream = fastgl::cuda::current_stream();
 
   at::Tensor counts = at::empty({num_pairs}, transits.options());
+  at::Tensor bad_indptr = at::zeros({1}, transits.options());
   if (num_pairs > 0) {
     count_draws_kernel<<<blocks_for(num_pairs), kThreadsPerBlock, 0, stream>>>(
-        g, transits.data_ptr<int64_t>(), num_pairs, cfg, counts.data_ptr<int64_t>());
+        g, indices.numel(), transits.data_ptr<int64_t>(), num_pairs, cfg,
+        counts.data_ptr<int64_t>(), bad_indptr.data_ptr<int64_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   at::Tensor ptr = at::zeros({num_pairs + 1}, transits.options());
   ptr.narrow(0, 1, num_pairs).copy_(at::cumsum(counts, 0));
-  const int64_t total = ptr[num_pairs].item<int64_t>();
+  // One sync reads both the output size and the validity flag.
+  const at::Tensor total_and_flag = at::cat({ptr.narrow(0, num_pairs, 1), bad_indptr}).cpu();
+  FASTGL_CHECK(total_and_flag[1].item<int64_t>() == 0, "sample_neighbors", kBadIndptrError);
+  const int64_t total = total_and_flag[0].item<int64_t>();
   at::Tensor neighbors = at::empty({total}, transits.options());
   at::Tensor edge_pos = at::empty({total}, transits.options());
   if (total == 0) return {ptr, neighbors, edge_pos};
