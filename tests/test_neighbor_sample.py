@@ -159,15 +159,6 @@ def test_graph_without_eid(weighted):
                               edge_weight=weight)
 
 
-def test_too_many_nodes_rejected():
-    """Node ids must fit the 40-bit batch encoding; checked up front (meta arrays: no memory)."""
-    indptr = torch.empty((1 << 40) + 1, dtype=torch.int64, device="meta")
-    huge = CSCGraph(indptr, torch.empty(0, dtype=torch.int64, device="meta"), validate=False)
-    assert huge.num_nodes == 1 << 40
-    with pytest.raises(ValueError, match="neighbor_sample: graphs up to 2\\^40 nodes"):
-        NeighborSampler(huge, [2])
-
-
 # ---------------------------------------------------------------------------------------------
 # Determinism
 # ---------------------------------------------------------------------------------------------

@@ -10,9 +10,6 @@ from .subgraph import SampledSubgraph
 
 Tensor = torch.Tensor
 
-# Batched sampling relabels (batch, node) pairs as one int64 key: batch << 40 | node.
-_NODE_BITS = 40
-_MAX_BATCHES = 1 << (63 - _NODE_BITS)
 # Per-hop Philox keys derived from one generator draw (the golden-ratio increment of splitmix64).
 _KEY_STEP = 0x9E3779B97F4A7C15
 
@@ -41,8 +38,6 @@ class NeighborSampler:
             raise ValueError(f"neighbor_sample: fanouts must be -1 (all) or >= 0, got {bad[0]}")
         if weighted and graph.weight is None:
             raise ValueError("neighbor_sample: weighted=True needs a graph with edge weights")
-        if graph.num_nodes >= 1 << _NODE_BITS:
-            raise ValueError(f"neighbor_sample: graphs up to 2^{_NODE_BITS} nodes are supported")
         self.graph = graph
         self.fanouts = fanouts
         self.replace = replace
@@ -65,8 +60,6 @@ class NeighborSampler:
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
             return []
-        if len(seed_batches) >= _MAX_BATCHES:
-            raise ValueError(f"neighbor_sample: at most {_MAX_BATCHES - 1} batches at once")
         key = _draw_key(generator, self.graph.device)
         return _sample_batches(self, seed_batches, key)
 
@@ -114,127 +107,63 @@ def _hop_key(key: int, hop: int) -> int:
     return mixed - (1 << 64) if mixed >= 1 << 63 else mixed
 
 
-class _Frontier:
-    """Per-hop state of the batched sampler, all batches flattened batch-major.
+class _BatchSample:
+    """One mini-batch being sampled: its nodes so far and its edges hop by hop."""
 
-    ``keys`` lists every (batch, node) key found so far, hop-major: the id_map prefix grows by
-    appending, so earlier local positions never move. ``local`` maps each flat position to the
-    node's index within its own batch. With a single batch the keys are the node ids and the
-    flat position is the local index, so the encoding and its gathers are skipped.
-    """
+    def __init__(self, seeds: Tensor) -> None:
+        self.nodes, self.seed_index = id_map(seeds.new_empty(0), seeds)
+        self.frontier_start = 0  # the nodes new at the last hop are nodes[frontier_start:]
+        self.rows: List[Tensor] = []
+        self.cols: List[Tensor] = []
+        self.eids: List[Tensor] = []
+        self.num_sampled_nodes = [self.nodes.numel()]
 
-    def __init__(self, seed_batches: List[Tensor], device: torch.device) -> None:
-        self.single = len(seed_batches) == 1
-        sizes = torch.tensor([s.numel() for s in seed_batches], device=device)
-        batch = torch.repeat_interleave(torch.arange(len(seed_batches), device=device), sizes)
-        given = torch.cat(seed_batches)
-        self.keys, given_pos = id_map(given.new_empty(0), self._encode(given, batch))
-        self.batch = self.keys >> _NODE_BITS
-        self.count = torch.bincount(self.batch, minlength=len(seed_batches))
-        self.local = _rank_within_batch(self.batch, self.count)
-        self.seed_index = self.local[given_pos]
-        self.given_sizes = sizes
-        self.new_start = 0  # flat position where the last hop's new nodes begin
-        self.per_hop_counts = [self.count]
+    def frontier(self) -> Tensor:
+        return self.nodes[self.frontier_start:]
 
-    def _encode(self, nodes: Tensor, batch: Tensor) -> Tensor:
-        return nodes if self.single else nodes + (batch << _NODE_BITS)
+    def add_hop(self, neighbors: Tensor, eid: Tensor, per_transit: Tensor) -> None:
+        """Adds the edges drawn for the frontier: ``per_transit[i]`` for frontier node ``i``."""
+        old = self.nodes.numel()
+        frontier_local = torch.arange(self.frontier_start, old, device=neighbors.device)
+        self.cols.append(torch.repeat_interleave(frontier_local, per_transit,
+                                                 output_size=neighbors.numel()))
+        self.nodes, local = id_map(self.nodes, neighbors)
+        self.rows.append(local)
+        self.eids.append(eid)
+        self.num_sampled_nodes.append(self.nodes.numel() - old)
+        self.frontier_start = old
 
-    def nodes(self, flat: slice = slice(None)) -> Tensor:
-        keys = self.keys[flat]
-        return keys if self.single else keys & ((1 << _NODE_BITS) - 1)
-
-    def frontier(self) -> slice:
-        return slice(self.new_start, self.keys.numel())
-
-    def add(self, neighbors: Tensor, batch: Tensor) -> Tensor:
-        """Adds a hop's sampled neighbors of ``batch``; returns their local index in it."""
-        old = self.keys.numel()
-        self.keys, flat_pos = id_map(self.keys, self._encode(neighbors, batch))
-        new_batch = self.keys[old:] >> _NODE_BITS
-        new_count = torch.bincount(new_batch, minlength=self.count.numel())
-        new_local = _rank_within_batch(new_batch, new_count) + self.count[new_batch]
-        self.batch = torch.cat([self.batch, new_batch])
-        self.local = torch.cat([self.local, new_local])
-        self.count = self.count + new_count
-        self.new_start = old
-        self.per_hop_counts.append(new_count)
-        return flat_pos if self.single else self.local[flat_pos]
-
-
-def _rank_within_batch(batch: Tensor, count: Tensor) -> Tensor:
-    """Position of each element among those of its batch (``batch`` is sorted)."""
-    first = torch.cumsum(count, 0) - count
-    return torch.arange(batch.numel(), device=batch.device) - first[batch]
+    def result(self) -> SampledSubgraph:
+        empty = self.nodes.new_empty(0)
+        row, col, eid = (torch.cat(parts) if parts else empty
+                         for parts in (self.rows, self.cols, self.eids))
+        return SampledSubgraph(nodes=self.nodes, row=row, col=col, eid=eid,
+                               num_sampled_nodes=self.num_sampled_nodes,
+                               num_sampled_edges=[r.numel() for r in self.rows],
+                               seed_index=self.seed_index)
 
 
 def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
                     key: int) -> List[SampledSubgraph]:
+    """All batches' frontiers go to one sampling call per hop (pairs batch-major, so the CUDA
+    engine can group every batch's pairs by transit); relabeling stays per batch, whose small
+    tables stay in cache."""
     graph = sampler.graph
     weight = graph.weight if sampler.weighted else None
-    state = _Frontier(seed_batches, graph.device)
-    rows, cols, eids, edge_batches = [], [], [], []
+    batches = [_BatchSample(seeds) for seeds in seed_batches]
     for hop, fanout in enumerate(sampler.fanouts):
-        frontier = state.frontier()
+        frontiers = [b.frontier() for b in batches]
         ptr, neighbors, edge_pos = sample_neighbors(
-            graph.indptr, graph.indices, state.nodes(frontier), fanout,
+            graph.indptr, graph.indices, torch.cat(frontiers), fanout,
             replace=sampler.replace, weight=weight, seed=_hop_key(key, hop))
+        eid = graph.eid.index_select(0, edge_pos) if graph.eid is not None else edge_pos
         per_transit = ptr[1:] - ptr[:-1]
-        edge_batch = torch.repeat_interleave(state.batch[frontier], per_transit)
-        cols.append(torch.repeat_interleave(state.local[frontier], per_transit))
-        rows.append(state.add(neighbors, edge_batch))
-        eids.append(graph.eid.index_select(0, edge_pos) if graph.eid is not None else edge_pos)
-        edge_batches.append(edge_batch)
-    return _split_batches(state, rows, cols, eids, edge_batches, len(seed_batches))
-
-
-def _split_batches(state: _Frontier, rows, cols, eids, edge_batches,
-                   num_batches: int) -> List[SampledSubgraph]:
-    """Regroups the hop-major flat results into one SampledSubgraph per batch."""
-    empty = state.keys.new_empty(0)
-    row, col, eid = (torch.cat(parts) if parts else empty for parts in (rows, cols, eids))
-    nodes = state.nodes()
-    hop_counts = empty.new_zeros((0, num_batches))  # [hop, batch]
-    if edge_batches:
-        hop_counts = torch.stack([torch.bincount(b, minlength=num_batches) for b in edge_batches])
-    if num_batches > 1:
-        nodes = _batch_major_nodes(state, nodes)
-        if edge_batches:
-            place = _batch_major_edge_places(edge_batches, hop_counts)
-            row, col, eid = (torch.empty_like(t).index_put_((place,), t) for t in (row, col, eid))
-
-    node_counts = torch.stack(state.per_hop_counts, 1).tolist()  # [batch][hop]
-    edge_counts = hop_counts.t().tolist()  # [batch][hop]
-    seed_first = (torch.cumsum(state.given_sizes, 0) - state.given_sizes).tolist()
-    seed_sizes = state.given_sizes.tolist()
-    results, node_at, edge_at = [], 0, 0
-    for b in range(num_batches):
-        n, e = sum(node_counts[b]), sum(edge_counts[b])
-        results.append(SampledSubgraph(
-            nodes=nodes[node_at:node_at + n], row=row[edge_at:edge_at + e],
-            col=col[edge_at:edge_at + e], eid=eid[edge_at:edge_at + e],
-            num_sampled_nodes=node_counts[b], num_sampled_edges=edge_counts[b],
-            seed_index=state.seed_index[seed_first[b]:seed_first[b] + seed_sizes[b]]))
-        node_at, edge_at = node_at + n, edge_at + e
-    return results
-
-
-def _batch_major_nodes(state: _Frontier, nodes: Tensor) -> Tensor:
-    """Each batch's nodes, batches one after the other, in local order."""
-    node_first = torch.cumsum(state.count, 0) - state.count
-    return torch.empty_like(nodes).index_put_((node_first[state.batch] + state.local,), nodes)
-
-
-def _batch_major_edge_places(edge_batches: List[Tensor], hop_counts: Tensor) -> Tensor:
-    """Where each hop-major edge goes when edges are regrouped by batch, hops in order.
-
-    Within a hop the edges are already batch-major, so an edge's place is its batch's start,
-    plus the batch's edges of earlier hops, plus its rank among the batch's edges of this hop.
-    """
-    per_batch = hop_counts.sum(0)
-    batch_first = torch.cumsum(per_batch, 0) - per_batch
-    earlier_hops = torch.cumsum(hop_counts, 0) - hop_counts
-    first_in_hop = torch.cumsum(hop_counts, 1) - hop_counts
-    return torch.cat([
-        torch.arange(b.numel(), device=b.device) - first_in_hop[h, b] + earlier_hops[h, b]
-        + batch_first[b] for h, b in enumerate(edge_batches)])
+        pair_bounds = [0]
+        for frontier in frontiers:
+            pair_bounds.append(pair_bounds[-1] + frontier.numel())
+        edge_bounds = ptr[pair_bounds].tolist()
+        for b, batch in enumerate(batches):
+            edges = slice(edge_bounds[b], edge_bounds[b + 1])
+            batch.add_hop(neighbors[edges], eid[edges],
+                          per_transit[pair_bounds[b]:pair_bounds[b + 1]])
+    return [b.result() for b in batches]
