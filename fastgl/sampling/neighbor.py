@@ -54,8 +54,8 @@ class NeighborSampler:
         Nodes are deduplicated within each batch, never across batches; each result has the
         layout and distribution of :meth:`sample` on that batch (with other random draws). All
         batches' (batch, transit) pairs go to one kernel call per hop, which the CUDA engine
-        groups by transit so a shared transit's adjacency is read once. On the CPU this does not
-        beat calling :meth:`sample` per batch (see ``benchmarks/sampling.py``).
+        groups by transit so a shared transit's adjacency is read once. On the CPU it runs about as
+        fast as calling :meth:`sample` per batch (see ``benchmarks/sampling.py``).
         """
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
