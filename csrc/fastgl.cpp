@@ -11,6 +11,8 @@ TORCH_LIBRARY(fastgl, m) {
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor? weight, Tensor transits, "
       "int fanout, bool replace, int seed) -> (Tensor, Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
+  m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");
+  m.def("sddmm(Tensor indptr, Tensor indices, Tensor a, Tensor b) -> Tensor");
   // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
   m.def(
       "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "

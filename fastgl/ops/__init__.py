@@ -1,14 +1,19 @@
 """fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
 
-from ._kernels import csc_from_coo, id_map, sample_neighbors
+from ._kernels import csc_from_coo, id_map, sample_neighbors, sddmm, spmm
 
-__all__ = ["csc_from_coo", "id_map", "neighbor_sample", "sample_neighbors"]
+__all__ = ["aggregate", "csc_from_coo", "id_map", "neighbor_sample", "sample_neighbors", "sddmm",
+           "spmm"]
 
 
 def __getattr__(name):
-    # neighbor_sample lives with the samplers, which import this package: resolve it lazily.
+    # These live with (or use) the samplers, which import this package: resolve them lazily.
     if name == "neighbor_sample":
         from ..sampling.neighbor import neighbor_sample
 
         return neighbor_sample
+    if name == "aggregate":
+        from ._aggregate import aggregate
+
+        return aggregate
     raise AttributeError(name)

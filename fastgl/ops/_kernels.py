@@ -73,6 +73,29 @@ def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
     return torch.ops.fastgl.id_map(prefix, ids)
 
 
+def spmm(indptr: Tensor, indices: Tensor, x: Tensor, weight: Optional[Tensor] = None) -> Tensor:
+    """``out[r] = sum_{k in indptr[r]:indptr[r+1]} weight[k] * x[indices[k]]`` (weight 1 if None).
+
+    Shapes: ``indptr [R+1]`` int64, ``indices [E]``, ``x [S, F]``, ``weight [E]`` -> ``[R, F]``.
+    """
+    return torch.ops.fastgl.spmm(indptr, indices, weight, x)
+
+
+def sddmm(indptr: Tensor, indices: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """``out[k] = <a[r], b[indices[k]]>`` for every edge ``k`` of row ``r``; shape ``[E]``."""
+    return torch.ops.fastgl.sddmm(indptr, indices, a, b)
+
+
+@register_fake("fastgl::spmm")
+def _spmm_fake(indptr, indices, weight, x):
+    return x.new_empty(indptr.shape[0] - 1, x.shape[1])
+
+
+@register_fake("fastgl::sddmm")
+def _sddmm_fake(indptr, indices, a, b):
+    return a.new_empty(indices.shape[0])
+
+
 @register_fake("fastgl::_transit_schedule")
 def _transit_schedule_fake(transits, min_block_pairs, chunk_size):
     num_segments, num_thread_tier, num_items = (new_dynamic_size() for _ in range(3))

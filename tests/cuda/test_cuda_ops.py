@@ -9,20 +9,12 @@ tier reading an adjacency too big for the 32 KiB cache from global memory) sched
 import pytest
 import torch
 
-import fastgl
 from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import csc_from_coo, id_map, neighbor_sample, sample_neighbors
 from fastgl.sampling.neighbor import _sample_batches
 from reference import (assert_same_subgraph, check_neighbor_sample, id_map_reference,
                        random_edge_index, random_weights)
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not torch.cuda.is_available(),
-                       reason="needs a GPU: torch.cuda.is_available() is False"),
-    pytest.mark.skipif(not getattr(fastgl._C, "with_cuda", False),
-                       reason="fastgl._C was built without CUDA kernels"),
-]
 
 NUM_NODES = 5000
 HUB, BIG, EMPTY, HOT = 0, 1, 2, 7

@@ -1,0 +1,101 @@
+// CPU reference for spmm and sddmm: rows in parallel, accumulation in the op-math type (fp32
+// for fp16/bf16 inputs), edges of a row in order.
+#include "aggregate/spmm.h"
+
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <vector>
+
+namespace fastgl::aggregate {
+namespace {
+
+constexpr int64_t kRowGrain = 64;
+
+template <typename scalar_t, typename index_t>
+void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar_t* weight,
+               const at::Tensor& x, at::Tensor& out) {
+  using acc_t = at::opmath_type<scalar_t>;
+  const int64_t num_rows = indptr.numel() - 1, dim = x.size(1);
+  const int64_t* row_start = indptr.data_ptr<int64_t>();
+  const index_t* column = indices.data_ptr<index_t>();
+  const scalar_t* x_data = x.data_ptr<scalar_t>();
+  scalar_t* out_data = out.data_ptr<scalar_t>();
+  at::parallel_for(0, num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> acc(dim);
+    for (int64_t r = begin; r < end; ++r) {
+      std::fill(acc.begin(), acc.end(), acc_t(0));
+      for (int64_t k = row_start[r]; k < row_start[r + 1]; ++k) {
+        const acc_t w = weight ? static_cast<acc_t>(weight[k]) : acc_t(1);
+        const scalar_t* x_row = x_data + static_cast<int64_t>(column[k]) * dim;
+        for (int64_t f = 0; f < dim; ++f) acc[f] += w * static_cast<acc_t>(x_row[f]);
+      }
+      for (int64_t f = 0; f < dim; ++f) out_data[r * dim + f] = static_cast<scalar_t>(acc[f]);
+    }
+  });
+}
+
+template <typename scalar_t, typename index_t>
+void sddmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
+                const at::Tensor& b, at::Tensor& out) {
+  using acc_t = at::opmath_type<scalar_t>;
+  const int64_t num_rows = indptr.numel() - 1, dim = a.size(1);
+  const int64_t* row_start = indptr.data_ptr<int64_t>();
+  const index_t* column = indices.data_ptr<index_t>();
+  const scalar_t* a_data = a.data_ptr<scalar_t>();
+  const scalar_t* b_data = b.data_ptr<scalar_t>();
+  scalar_t* out_data = out.data_ptr<scalar_t>();
+  at::parallel_for(0, num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const scalar_t* a_row = a_data + r * dim;
+      for (int64_t k = row_start[r]; k < row_start[r + 1]; ++k) {
+        const scalar_t* b_row = b_data + static_cast<int64_t>(column[k]) * dim;
+        acc_t dot = 0;
+        for (int64_t f = 0; f < dim; ++f) {
+          dot += static_cast<acc_t>(a_row[f]) * static_cast<acc_t>(b_row[f]);
+        }
+        out_data[k] = static_cast<scalar_t>(dot);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+at::Tensor spmm_cpu(const at::Tensor& indptr, const at::Tensor& indices,
+                    const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x);
+  const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
+  const at::Tensor indices_c = indices.contiguous();
+  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
+  at::Tensor out = at::empty({indptr.numel() - 1, x.size(1)}, x.options());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cpu", [&] {
+    AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
+      const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
+      spmm_rows<scalar_t, index_t>(indptr_c, indices_c, w, x_c, out);
+    });
+  });
+  return out;
+}
+
+at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
+                     const at::Tensor& b) {
+  check_sddmm_inputs(indptr, indices, a, b);
+  const at::Tensor a_c = a.contiguous(), b_c = b.contiguous(), indptr_c = indptr.contiguous();
+  const at::Tensor indices_c = indices.contiguous();
+  at::Tensor out = at::empty({indices.numel()}, a.options());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, a.scalar_type(), "sddmm_cpu", [&] {
+    AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sddmm_cpu", [&] {
+      sddmm_rows<scalar_t, index_t>(indptr_c, indices_c, a_c, b_c, out);
+    });
+  });
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
+  m.impl("spmm", &spmm_cpu);
+  m.impl("sddmm", &sddmm_cpu);
+}
+
+}  // namespace fastgl::aggregate

@@ -1,0 +1,62 @@
+// spmm and sddmm over a CSR-like structure (rows = segments of `indptr`):
+//   spmm(indptr, indices, weight?, x)[r]  = sum_{k in row r} weight[k] * x[indices[k]]
+//   sddmm(indptr, indices, a, b)[k]       = <a[r], b[indices[k]]>   for k in row r
+// Aggregation forward is spmm over the in-edges (CSC of the graph); its backward is spmm over
+// the transposed structure (for x) and sddmm (for the edge weights), so both directions run on
+// these two kernels, deterministically (a row is reduced by one owner, no float atomics).
+#pragma once
+
+#include "common/check.h"
+
+#include <ATen/ATen.h>
+
+namespace fastgl::aggregate {
+
+inline void check_structure(const char* op, const at::Tensor& indptr, const at::Tensor& indices) {
+  check_dim(op, "indptr", indptr, 1);
+  check_dtype(op, "indptr", indptr, at::kLong);
+  FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_rows + 1 >= 1 entries");
+  check_index_vector(op, "indices", indices);
+  check_same_device(op, "indices", indices, "indptr", indptr);
+}
+
+inline void check_features(const char* op, const char* name, const at::Tensor& t,
+                           const at::Tensor& indptr) {
+  check_dim(op, name, t, 2);
+  FASTGL_CHECK(at::isFloatingType(t.scalar_type()), op, name,
+               " must be a floating-point tensor, got ", t.scalar_type());
+  check_same_device(op, name, t, "indptr", indptr);
+}
+
+inline void check_spmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
+                              const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
+  constexpr const char* op = "spmm";
+  check_structure(op, indptr, indices);
+  check_features(op, "x", x, indptr);
+  if (weight.has_value()) {
+    check_dim(op, "edge_weight", *weight, 1);
+    FASTGL_CHECK(weight->numel() == indices.numel(), op, "edge_weight has ", weight->numel(),
+                 " entries but the structure has ", indices.numel(), " edges");
+    FASTGL_CHECK(weight->scalar_type() == x.scalar_type(), op, "edge_weight dtype ",
+                 weight->scalar_type(), " differs from x dtype ", x.scalar_type());
+    check_same_device(op, "edge_weight", *weight, "indptr", indptr);
+  }
+  check_ids_in_range(op, "indices", indices, x.size(0));
+}
+
+inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
+                               const at::Tensor& a, const at::Tensor& b) {
+  constexpr const char* op = "sddmm";
+  check_structure(op, indptr, indices);
+  check_features(op, "a", a, indptr);
+  check_features(op, "b", b, indptr);
+  FASTGL_CHECK(a.size(0) == indptr.numel() - 1, op, "a has ", a.size(0), " rows but indptr has ",
+               indptr.numel() - 1);
+  FASTGL_CHECK(a.size(1) == b.size(1), op, "a has ", a.size(1), " columns but b has ",
+               b.size(1));
+  FASTGL_CHECK(a.scalar_type() == b.scalar_type(), op, "a dtype ", a.scalar_type(),
+               " differs from b dtype ", b.scalar_type());
+  check_ids_in_range(op, "indices", indices, b.size(0));
+}
+
+}  // namespace fastgl::aggregate

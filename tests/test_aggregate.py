@@ -1,0 +1,191 @@
+"""aggregate / spmm / sddmm against a pure-PyTorch reference, with gradients and bad inputs."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastgl
+from fastgl import CSCGraph, NeighborSampler
+from fastgl.ops import aggregate, sddmm, spmm
+from fastgl.sampling import Block
+
+
+def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
+    """Edge-list reference: out[dst] += w * x[src], then divide by the in-degree for mean."""
+    messages = x[src] if weight is None else weight.unsqueeze(1) * x[src]
+    out = torch.zeros(num_dst, x.shape[1], dtype=x.dtype).index_add_(0, dst, messages)
+    if reduce == "mean":
+        degree = torch.bincount(dst, minlength=num_dst).clamp(min=1).to(x.dtype)
+        out = out / degree.unsqueeze(1)
+    return out
+
+
+def slot_targets(graph):
+    return torch.repeat_interleave(torch.arange(graph.num_nodes), graph.in_degrees())
+
+
+@st.composite
+def graphs(draw):
+    num_nodes = draw(st.integers(1, 40))
+    num_edges = draw(st.integers(0, 200))
+    seed = draw(st.integers(0, 2**31 - 1))
+    gen = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
+    dtype = draw(st.sampled_from([torch.int32, torch.int64]))
+    return CSCGraph.from_edge_index(edge_index.to(dtype), num_nodes=num_nodes), gen
+
+
+@settings(max_examples=60)
+@given(graphs(), st.sampled_from([1, 5, 33, 70]), st.sampled_from(["sum", "mean"]),
+       st.booleans())
+def test_graph_matches_reference(graph_and_gen, dim, reduce, weighted):
+    graph, gen = graph_and_gen
+    x = torch.randn(graph.num_nodes, dim, generator=gen, dtype=torch.float64)
+    weight = torch.rand(graph.num_edges, generator=gen, dtype=torch.float64) if weighted else None
+    got = aggregate(graph, x, weight, reduce)
+    expected = reference_aggregate(graph.indices.long(), slot_targets(graph), graph.num_nodes, x,
+                                   weight, reduce)
+    torch.testing.assert_close(got, expected)
+
+
+def sampled_blocks():
+    gen = torch.Generator().manual_seed(0)
+    edge_index = torch.randint(0, 300, (2, 3000), generator=gen)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=300)
+    sub = NeighborSampler(graph, [5, 4]).sample(torch.arange(0, 300, 7), generator=gen)
+    return sub.blocks()
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_sampled_block_matches_reference(reduce):
+    for block in sampled_blocks():
+        x = torch.randn(block.num_src_nodes, 16, dtype=torch.float64)
+        weight = torch.rand(block.num_edges, dtype=torch.float64)
+        got = aggregate(block, x, weight, reduce)
+        assert got.shape == (block.num_dst_nodes, 16)
+        torch.testing.assert_close(
+            got, reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, reduce))
+
+
+def shuffled(block):
+    """The same block with its edges in a random order (destinations no longer sorted)."""
+    order = torch.randperm(block.num_edges, generator=torch.Generator().manual_seed(1))
+    return Block(src=block.src[order], dst=block.dst[order], eid=block.eid[order],
+                 src_nodes=block.src_nodes, num_src_nodes=block.num_src_nodes,
+                 num_dst_nodes=block.num_dst_nodes), order
+
+
+def test_unsorted_block_uses_its_own_edge_order():
+    block, order = shuffled(sampled_blocks()[0])
+    assert not bool((block.dst[1:] >= block.dst[:-1]).all())
+    x = torch.randn(block.num_src_nodes, 8, dtype=torch.float64)
+    weight = torch.rand(block.num_edges, dtype=torch.float64)
+    torch.testing.assert_close(
+        aggregate(block, x, weight, "mean"),
+        reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, "mean"))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_gradcheck_graph_and_unsorted_block(reduce):
+    gen = torch.Generator().manual_seed(3)
+    graph = CSCGraph.from_edge_index(torch.randint(0, 12, (2, 40), generator=gen), num_nodes=14)
+    x = torch.randn(14, 3, dtype=torch.float64, generator=gen, requires_grad=True)
+    w = torch.rand(40, dtype=torch.float64, generator=gen, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, w: aggregate(graph, x, w, reduce), (x, w))
+    assert torch.autograd.gradcheck(lambda x: aggregate(graph, x, None, reduce), (x,))
+
+    block, _ = shuffled(sampled_blocks()[1])
+    xb = torch.randn(block.num_src_nodes, 2, dtype=torch.float64, requires_grad=True)
+    wb = torch.rand(block.num_edges, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, w: aggregate(block, x, w, reduce), (xb, wb))
+
+
+def test_backward_is_deterministic():
+    graph = CSCGraph.from_edge_index(torch.randint(0, 500, (2, 20000),
+                                                   generator=torch.Generator().manual_seed(4)))
+    x = torch.randn(graph.num_nodes, 64, requires_grad=True)
+    grads = []
+    for _ in range(2):
+        x.grad = None
+        aggregate(graph, x, reduce="mean").square().sum().backward()
+        grads.append(x.grad.clone())
+    assert torch.equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_accumulates_in_fp32(dtype):
+    graph = CSCGraph.from_edge_index(torch.randint(0, 50, (2, 4000),
+                                                   generator=torch.Generator().manual_seed(5)))
+    x = torch.rand(graph.num_nodes, 24)
+    got = aggregate(graph, x.to(dtype), reduce="sum")
+    assert got.dtype == dtype
+    expected = aggregate(graph, x.to(dtype).float(), reduce="sum")
+    # ~80 edges per node summed in fp32, one rounding at the end: within the output format's ulp.
+    torch.testing.assert_close(got.float(), expected, rtol=1e-2 if dtype == torch.bfloat16 else 2e-3,
+                               atol=0)
+
+
+def test_nodes_without_in_edges_and_empty_graph():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 1]]), num_nodes=4)
+    out = aggregate(graph, torch.ones(4, 2), reduce="mean")
+    assert out.tolist() == [[0, 0], [1, 1], [0, 0], [0, 0]]
+    empty = CSCGraph.from_edge_index(torch.empty(2, 0, dtype=torch.long), num_nodes=3)
+    assert aggregate(empty, torch.ones(3, 5)).abs().sum() == 0
+
+
+def test_sddmm_matches_reference():
+    gen = torch.Generator().manual_seed(6)
+    graph = CSCGraph.from_edge_index(torch.randint(0, 30, (2, 300), generator=gen), num_nodes=30)
+    a = torch.randn(30, 7, dtype=torch.float64, generator=gen)
+    b = torch.randn(30, 7, dtype=torch.float64, generator=gen)
+    expected = (a[slot_targets(graph)] * b[graph.indices]).sum(1)
+    torch.testing.assert_close(sddmm(graph.indptr, graph.indices, a, b), expected)
+
+
+def test_bad_inputs():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 2]]))
+    x = torch.ones(3, 2)
+    with pytest.raises(ValueError, match="aggregate: reduce must be one of"):
+        aggregate(graph, x, reduce="median")
+    with pytest.raises(ValueError, match="aggregate: x must be a 2-D tensor"):
+        aggregate(graph, torch.ones(3))
+    with pytest.raises(ValueError, match=r"aggregate: edge_weight must have shape \[2\]"):
+        aggregate(graph, x, torch.ones(3))
+    with pytest.raises(RuntimeError, match="spmm: edge_weight dtype Double differs from x"):
+        aggregate(graph, x, torch.ones(2, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="spmm: indices id 1 out of range"):
+        spmm(graph.indptr, graph.indices, torch.ones(1, 2))
+    with pytest.raises(RuntimeError, match="spmm: x must be a floating-point tensor"):
+        spmm(graph.indptr, graph.indices, torch.ones(3, 2, dtype=torch.long))
+    with pytest.raises(RuntimeError, match="sddmm: a has 3 columns but b has 2"):
+        sddmm(graph.indptr, graph.indices, torch.ones(3, 3), torch.ones(3, 2))
+    with pytest.raises(TypeError, match="aggregate: expected a CSCGraph or a Block"):
+        aggregate("graph", x)
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing")
+def test_opcheck():
+    gen = torch.Generator().manual_seed(7)
+    graph = CSCGraph.from_edge_index(torch.randint(0, 20, (2, 90), generator=gen), num_nodes=20)
+    x = torch.randn(20, 6, generator=gen)
+    w = torch.rand(90, generator=gen)
+    torch.library.opcheck(torch.ops.fastgl.spmm.default, (graph.indptr, graph.indices, w, x))
+    torch.library.opcheck(torch.ops.fastgl.spmm.default, (graph.indptr, graph.indices, None, x))
+    torch.library.opcheck(torch.ops.fastgl.sddmm.default, (graph.indptr, graph.indices, x, x))
+
+
+def test_torch_compile_forward_and_backward():
+    gen = torch.Generator().manual_seed(8)
+    graph = CSCGraph.from_edge_index(torch.randint(0, 40, (2, 200), generator=gen), num_nodes=40)
+
+    def loss(x, w):
+        return aggregate(graph, x, w, "mean").relu().sum()
+
+    compiled = torch.compile(loss, backend="aot_eager", fullgraph=False)
+    x = torch.randn(40, 5, requires_grad=True)
+    w = torch.rand(200, requires_grad=True)
+    eager_grads = torch.autograd.grad(loss(x, w), (x, w))
+    compiled_grads = torch.autograd.grad(compiled(x, w), (x, w))
+    for eager, compiled_grad in zip(eager_grads, compiled_grads):
+        torch.testing.assert_close(eager, compiled_grad)
