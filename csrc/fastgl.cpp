@@ -13,6 +13,8 @@ TORCH_LIBRARY(fastgl, m) {
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
   m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");
   m.def("sddmm(Tensor indptr, Tensor indices, Tensor a, Tensor b) -> Tensor");
+  m.def("edge_softmax(Tensor indptr, Tensor scores) -> Tensor");
+  m.def("edge_softmax_backward(Tensor indptr, Tensor out, Tensor grad) -> Tensor");
   // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
   m.def(
       "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "

@@ -2,8 +2,8 @@
 
 from ._kernels import csc_from_coo, id_map, sample_neighbors, sddmm, spmm
 
-__all__ = ["aggregate", "csc_from_coo", "id_map", "neighbor_sample", "sample_neighbors", "sddmm",
-           "spmm"]
+__all__ = ["aggregate", "csc_from_coo", "edge_softmax", "gat_scores", "id_map", "neighbor_sample",
+           "sample_neighbors", "sddmm", "spmm"]
 
 
 def __getattr__(name):
@@ -12,8 +12,8 @@ def __getattr__(name):
         from ..sampling.neighbor import neighbor_sample
 
         return neighbor_sample
-    if name == "aggregate":
-        from ._aggregate import aggregate
+    if name in ("aggregate", "edge_softmax", "gat_scores"):
+        from . import _aggregate
 
-        return aggregate
+        return getattr(_aggregate, name)
     raise AttributeError(name)

@@ -1,4 +1,5 @@
-"""Neighbor aggregation: ``aggregate`` over a CSCGraph or a sampled Block, with autograd.
+"""Message passing over a CSCGraph or a sampled Block, with autograd: ``aggregate``,
+``edge_softmax`` and ``gat_scores``.
 
 Built on two compiled ops (``torch.ops.fastgl.spmm`` and ``sddmm``): the forward pass is an spmm
 over each destination's in-edges; the backward pass for ``x`` is an spmm over the transposed
@@ -9,6 +10,7 @@ reduced by one owner, without float atomics).
 from typing import Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 
 from ..graph import CSCGraph
 from ..sampling.subgraph import Block
@@ -102,3 +104,70 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
         scale = torch.repeat_interleave(inv_degree, degree, output_size=num_edges)
         edge_weight = scale if edge_weight is None else edge_weight * scale
     return _SpMM.apply(indptr, indices, edge_weight, x)
+
+
+class _EdgeSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, indptr, scores):
+        out = torch.ops.fastgl.edge_softmax(indptr, scores)
+        ctx.save_for_backward(indptr, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        indptr, out = ctx.saved_tensors
+        return None, torch.ops.fastgl.edge_softmax_backward(indptr, out, grad_out.contiguous())
+
+
+def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
+    """Softmax of edge scores over each destination's in-edges (per head), differentiable.
+
+    Args:
+        structure: a :class:`~fastgl.CSCGraph` or a :class:`~fastgl.Block`.
+        scores: ``[E]`` or ``[E, H]`` in the structure's own edge order.
+
+    Returns:
+        Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
+    """
+    indptr, _, perm = _csc_of(structure)
+    if not isinstance(scores, Tensor) or scores.dim() not in (1, 2) \
+            or scores.shape[0] != indptr[-1].item():
+        shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
+        raise ValueError(f"edge_softmax: scores must have shape [E] or [E, H] with "
+                         f"E = {int(indptr[-1])}, got {shape}")
+    columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
+    if perm is not None:
+        columns = columns[perm]
+    out = _EdgeSoftmax.apply(indptr, columns)
+    if perm is not None:
+        out = out[torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(),
+                                                                         device=perm.device))]
+    return out.squeeze(1) if scores.dim() == 1 else out
+
+
+def _edge_endpoints(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor]:
+    """``(src, dst)`` of every edge in the structure's own edge order."""
+    if isinstance(structure, Block):
+        return structure.src, structure.dst
+    if not isinstance(structure, CSCGraph):
+        raise TypeError(f"gat_scores: expected a CSCGraph or a Block, got {type(structure).__name__}")
+    dst = torch.repeat_interleave(torch.arange(structure.num_nodes, device=structure.device),
+                                  structure.in_degrees(), output_size=structure.num_edges)
+    return structure.indices, dst
+
+
+def gat_scores(structure: Union[CSCGraph, Block], alpha_src: Tensor, alpha_dst: Tensor,
+               negative_slope: float = 0.2) -> Tensor:
+    """GAT attention logits ``leaky_relu(alpha_src[src(e)] + alpha_dst[dst(e)])`` per edge.
+
+    ``alpha_src [num_src, H]`` and ``alpha_dst [num_dst, H]`` are the projections of the source
+    and destination features on the attention vectors; the result ``[E, H]`` (structure's edge
+    order) is differentiable in both, so the attention parameters train. Feed it to
+    :func:`edge_softmax`, then to :func:`aggregate` one head at a time.
+    """
+    src, dst = _edge_endpoints(structure)
+    if alpha_src.dim() != 2 or alpha_dst.dim() != 2 or alpha_src.shape[1] != alpha_dst.shape[1]:
+        raise ValueError(f"gat_scores: alpha_src and alpha_dst must be [N, H] with the same H, "
+                         f"got {tuple(alpha_src.shape)} and {tuple(alpha_dst.shape)}")
+    return F.leaky_relu(alpha_src.index_select(0, src) + alpha_dst.index_select(0, dst),
+                        negative_slope)

@@ -86,6 +86,16 @@ def sddmm(indptr: Tensor, indices: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return torch.ops.fastgl.sddmm(indptr, indices, a, b)
 
 
+@register_fake("fastgl::edge_softmax")
+def _edge_softmax_fake(indptr, scores):
+    return torch.empty_like(scores)
+
+
+@register_fake("fastgl::edge_softmax_backward")
+def _edge_softmax_backward_fake(indptr, out, grad):
+    return torch.empty_like(out)
+
+
 @register_fake("fastgl::spmm")
 def _spmm_fake(indptr, indices, weight, x):
     return x.new_empty(indptr.shape[0] - 1, x.shape[1])

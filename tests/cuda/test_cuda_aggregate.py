@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, sddmm, spmm
+from fastgl.ops import aggregate, edge_softmax, sddmm, spmm
 
 
 def graph_with_hub(index_dtype):
@@ -52,3 +52,17 @@ def test_aggregate_backward_cuda_equals_cpu(reduce):
     aggregate(graph.to("cuda"), xc, wc, reduce).square().sum().backward()
     torch.testing.assert_close(xc.grad.cpu(), x.grad, rtol=1e-3, atol=1e-3)
     torch.testing.assert_close(wc.grad.cpu(), w.grad, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("heads", [1, 4])
+def test_edge_softmax_cuda_equals_cpu(heads):
+    graph = graph_with_hub(torch.int64)
+    scores = torch.randn(graph.num_edges, heads, requires_grad=True)
+    out = edge_softmax(graph, scores)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    scores_cuda = scores.detach().cuda().requires_grad_()
+    out_cuda = edge_softmax(graph.to("cuda"), scores_cuda)
+    out_cuda.backward(grad.cuda())
+    torch.testing.assert_close(out_cuda.detach().cpu(), out.detach(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(scores_cuda.grad.cpu(), scores.grad, rtol=1e-4, atol=1e-6)

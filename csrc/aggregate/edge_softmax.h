@@ -1,0 +1,70 @@
+// edge_softmax: softmax of edge scores over each destination's in-edges (rows of `indptr`),
+// per head. scores/out are [E, H] in CSC slot order. Backward: grad_in = y * (g - sum_row(g*y)).
+// The per-row math is host/device code shared by both backends.
+#pragma once
+
+#include "common/check.h"
+
+#include <ATen/ATen.h>
+#include <ATen/OpMathType.h>
+#include <c10/macros/Macros.h>
+
+#include <cmath>
+#include <limits>
+
+namespace fastgl::aggregate {
+
+inline void check_edge_softmax_inputs(const char* op, const at::Tensor& indptr,
+                                      const at::Tensor& scores) {
+  check_dim(op, "indptr", indptr, 1);
+  check_dtype(op, "indptr", indptr, at::kLong);
+  FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_rows + 1 >= 1 entries");
+  check_dim(op, "scores", scores, 2);
+  FASTGL_CHECK(at::isFloatingType(scores.scalar_type()), op,
+               "scores must be a floating-point tensor, got ", scores.scalar_type());
+  check_same_device(op, "scores", scores, "indptr", indptr);
+  const int64_t num_edges = indptr[-1].item<int64_t>();
+  FASTGL_CHECK(scores.size(0) == num_edges, op, "scores has ", scores.size(0),
+               " rows but the structure has ", num_edges, " edges");
+}
+
+C10_HOST_DEVICE inline float exp_of(float v) { return expf(v); }
+C10_HOST_DEVICE inline double exp_of(double v) { return exp(v); }
+
+// Softmax of head h over slots first..last of one destination.
+template <typename scalar_t>
+C10_HOST_DEVICE void softmax_segment(const scalar_t* scores, scalar_t* out, int64_t first,
+                                     int64_t last, int64_t heads, int64_t h) {
+  using acc_t = at::opmath_type<scalar_t>;
+  acc_t largest = -std::numeric_limits<acc_t>::infinity();
+  for (int64_t k = first; k < last; ++k) {
+    const acc_t s = static_cast<acc_t>(scores[k * heads + h]);
+    largest = s > largest ? s : largest;
+  }
+  acc_t total = 0;
+  for (int64_t k = first; k < last; ++k) {
+    total += exp_of(static_cast<acc_t>(scores[k * heads + h]) - largest);
+  }
+  for (int64_t k = first; k < last; ++k) {
+    out[k * heads + h] =
+        static_cast<scalar_t>(exp_of(static_cast<acc_t>(scores[k * heads + h]) - largest) / total);
+  }
+}
+
+template <typename scalar_t>
+C10_HOST_DEVICE void softmax_backward_segment(const scalar_t* out, const scalar_t* grad,
+                                              scalar_t* grad_scores, int64_t first, int64_t last,
+                                              int64_t heads, int64_t h) {
+  using acc_t = at::opmath_type<scalar_t>;
+  acc_t dot = 0;
+  for (int64_t k = first; k < last; ++k) {
+    dot += static_cast<acc_t>(grad[k * heads + h]) * static_cast<acc_t>(out[k * heads + h]);
+  }
+  for (int64_t k = first; k < last; ++k) {
+    const int64_t i = k * heads + h;
+    grad_scores[i] = static_cast<scalar_t>(static_cast<acc_t>(out[i]) *
+                                           (static_cast<acc_t>(grad[i]) - dot));
+  }
+}
+
+}  // namespace fastgl::aggregate
