@@ -8,9 +8,9 @@ import torch  # noqa: F401  (loads libtorch, which fastgl._C links against)
 
 from . import _C  # noqa: F401  (registers the compiled ops)
 from ._version import __version__
-from . import ops, sampling
+from . import nn, ops, sampling
 from .graph import CSCGraph
 from .sampling import Block, NeighborSampler, SampledSubgraph
 
-__all__ = ["Block", "CSCGraph", "NeighborSampler", "SampledSubgraph", "__version__", "ops",
+__all__ = ["Block", "CSCGraph", "NeighborSampler", "SampledSubgraph", "__version__", "nn", "ops",
            "sampling"]

@@ -12,8 +12,13 @@ from fastgl.sampling import Block
 
 
 def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
-    """Edge-list reference: out[dst] += w * x[src], then divide by the in-degree for mean."""
+    """Edge-list reference: out[dst] += w * x[src] (divided by the in-degree for mean), or the
+    per-feature maximum of the messages (0 for a node without in-edges)."""
     messages = x[src] if weight is None else weight.unsqueeze(1) * x[src]
+    if reduce == "max":
+        index = dst.unsqueeze(1).expand_as(messages)
+        return torch.zeros(num_dst, x.shape[1], dtype=x.dtype).scatter_reduce(
+            0, index, messages, "amax", include_self=False)
     out = torch.zeros(num_dst, x.shape[1], dtype=x.dtype).index_add_(0, dst, messages)
     if reduce == "mean":
         degree = torch.bincount(dst, minlength=num_dst).clamp(min=1).to(x.dtype)
@@ -37,7 +42,7 @@ def graphs(draw):
 
 
 @settings(max_examples=60)
-@given(graphs(), st.sampled_from([1, 5, 33, 70]), st.sampled_from(["sum", "mean"]),
+@given(graphs(), st.sampled_from([1, 5, 33, 70]), st.sampled_from(["sum", "mean", "max"]),
        st.booleans())
 def test_graph_matches_reference(graph_and_gen, dim, reduce, weighted):
     graph, gen = graph_and_gen
@@ -57,7 +62,7 @@ def sampled_blocks():
     return sub.blocks()
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
 def test_sampled_block_matches_reference(reduce):
     for block in sampled_blocks():
         x = torch.randn(block.num_src_nodes, 16, dtype=torch.float64)
@@ -86,7 +91,7 @@ def test_unsorted_block_uses_its_own_edge_order():
         reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, "mean"))
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
 def test_gradcheck_graph_and_unsorted_block(reduce):
     gen = torch.Generator().manual_seed(3)
     graph = CSCGraph.from_edge_index(torch.randint(0, 12, (2, 40), generator=gen), num_nodes=14)
@@ -148,6 +153,8 @@ def test_bad_inputs():
     x = torch.ones(3, 2)
     with pytest.raises(ValueError, match="aggregate: reduce must be one of"):
         aggregate(graph, x, reduce="median")
+    with pytest.raises(RuntimeError, match="spmm_max: indices id 1 out of range"):
+        torch.ops.fastgl.spmm_max(graph.indptr, graph.indices, None, torch.ones(1, 2))
     with pytest.raises(ValueError, match="aggregate: x must be a 2-D tensor"):
         aggregate(graph, torch.ones(3))
     with pytest.raises(ValueError, match=r"aggregate: edge_weight must have shape \[2\]"):
@@ -173,6 +180,7 @@ def test_opcheck():
     torch.library.opcheck(torch.ops.fastgl.spmm.default, (graph.indptr, graph.indices, w, x))
     torch.library.opcheck(torch.ops.fastgl.spmm.default, (graph.indptr, graph.indices, None, x))
     torch.library.opcheck(torch.ops.fastgl.sddmm.default, (graph.indptr, graph.indices, x, x))
+    torch.library.opcheck(torch.ops.fastgl.spmm_max.default, (graph.indptr, graph.indices, w, x))
 
 
 def test_torch_compile_forward_and_backward():

@@ -1,5 +1,7 @@
 // spmm and sddmm over a CSR-like structure (rows = segments of `indptr`):
 //   spmm(indptr, indices, weight?, x)[r]  = sum_{k in row r} weight[k] * x[indices[k]]
+//   spmm_max(indptr, indices, weight?, x)[r] = max_{k in row r} weight[k] * x[indices[k]]
+//                                            (per feature, with the winning slot; 0 if empty)
 //   sddmm(indptr, indices, a, b)[k]       = <a[r], b[indices[k]]>   for k in row r
 // Aggregation forward is spmm over the in-edges (CSC of the graph); its backward is spmm over
 // the transposed structure (for x) and sddmm (for the edge weights), so both directions run on
@@ -9,8 +11,33 @@
 #include "common/check.h"
 
 #include <ATen/ATen.h>
+#include <c10/macros/Macros.h>
 
 namespace fastgl::aggregate {
+
+// How a row's weighted messages combine, fed in slot order; shared by both backends' kernels.
+template <typename acc_t>
+struct SumReducer {
+  acc_t value = 0;
+  C10_HOST_DEVICE void add(acc_t v, int64_t) { value += v; }
+  C10_HOST_DEVICE acc_t result() const { return value; }
+  C10_HOST_DEVICE int64_t arg() const { return -1; }
+};
+
+// The first maximum wins ties; a row without edges gives 0 and slot -1 (as PyG's max).
+template <typename acc_t>
+struct MaxReducer {
+  acc_t value = 0;
+  int64_t slot = -1;
+  C10_HOST_DEVICE void add(acc_t v, int64_t k) {
+    if (slot < 0 || v > value) {
+      value = v;
+      slot = k;
+    }
+  }
+  C10_HOST_DEVICE acc_t result() const { return slot < 0 ? acc_t(0) : value; }
+  C10_HOST_DEVICE int64_t arg() const { return slot; }
+};
 
 inline void check_structure(const char* op, const at::Tensor& indptr, const at::Tensor& indices) {
   check_dim(op, "indptr", indptr, 1);
@@ -29,8 +56,8 @@ inline void check_features(const char* op, const char* name, const at::Tensor& t
 }
 
 inline void check_spmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
-                              const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
-  constexpr const char* op = "spmm";
+                              const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                              const char* op = "spmm") {
   check_structure(op, indptr, indices);
   check_features(op, "x", x, indptr);
   if (weight.has_value()) {

@@ -17,7 +17,7 @@ from ..sampling.subgraph import Block
 from ._kernels import csc_from_coo, sddmm, spmm
 
 Tensor = torch.Tensor
-_REDUCTIONS = ("sum", "mean")
+_REDUCTIONS = ("sum", "mean", "max")
 
 
 def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
@@ -49,6 +49,37 @@ class _SpMM(torch.autograd.Function):
         return None, None, grad_weight, grad_x
 
 
+class _SpMMMax(torch.autograd.Function):
+    """Max aggregation; the forward records the winning slot of every (row, feature), and the
+    backward routes each output gradient to that slot's source (and edge weight)."""
+
+    @staticmethod
+    def forward(ctx, indptr, indices, weight, x):
+        out, arg = torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
+        ctx.save_for_backward(indices, weight, x, arg)
+        ctx.mark_non_differentiable(arg)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        indices, weight, x, arg = ctx.saved_tensors
+        won = arg >= 0  # rows without edges output 0 and pass no gradient
+        slot = arg.clamp(min=0)
+        source = indices.long()[slot]  # [R, F]: source row of the winner of each (row, feature)
+        grad_out = grad_out * won
+        grad_weight = grad_x = None
+        if ctx.needs_input_grad[2]:
+            picked = torch.gather(x, 0, source)
+            grad_weight = torch.zeros_like(weight).index_add_(
+                0, slot.flatten(), (grad_out * picked).flatten())
+        if ctx.needs_input_grad[3]:
+            scaled = grad_out if weight is None else grad_out * weight[slot]
+            flat_target = (source * x.shape[1] + torch.arange(x.shape[1], device=x.device)).flatten()
+            grad_x = torch.zeros_like(x).view(-1).index_add_(0, flat_target, scaled.flatten())
+            grad_x = grad_x.view_as(x)
+        return None, None, grad_weight, grad_x
+
+
 def _csc_of(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
     slot order (``None`` when the structure's edge order already is)."""
@@ -76,7 +107,9 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
         x: ``[num_src, F]`` source features (fp32, fp64, fp16 or bf16; fp32 accumulation).
         edge_weight: ``[E]`` weights in the structure's own edge order (CSC slot order for a
             graph, edge order for a block), or ``None`` for all ones; differentiable.
-        reduce: ``"sum"`` or ``"mean"`` (over the in-edges; nodes without any get zeros).
+        reduce: ``"sum"``, ``"mean"`` or ``"max"`` (per feature; ties go to the first edge).
+            Nodes without in-edges get zeros. The max backward scatters with ``index_add_``,
+            which on CUDA is deterministic only under ``torch.use_deterministic_algorithms``.
 
     Returns:
         ``[num_dst, F]``.
@@ -98,6 +131,8 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
                              f"{tuple(edge_weight.shape)}")
         if perm is not None:
             edge_weight = edge_weight[perm]
+    if reduce == "max":
+        return _SpMMMax.apply(indptr, indices, edge_weight, x)
     if reduce == "mean":
         degree = indptr[1:] - indptr[:-1]
         inv_degree = 1.0 / degree.clamp(min=1).to(x.dtype)

@@ -101,6 +101,12 @@ def _spmm_fake(indptr, indices, weight, x):
     return x.new_empty(indptr.shape[0] - 1, x.shape[1])
 
 
+@register_fake("fastgl::spmm_max")
+def _spmm_max_fake(indptr, indices, weight, x):
+    rows = indptr.shape[0] - 1
+    return x.new_empty(rows, x.shape[1]), x.new_empty(rows, x.shape[1], dtype=torch.int64)
+
+
 @register_fake("fastgl::sddmm")
 def _sddmm_fake(indptr, indices, a, b):
     return a.new_empty(indices.shape[0])

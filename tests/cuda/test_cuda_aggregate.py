@@ -26,6 +26,10 @@ def test_spmm_and_sddmm_cuda_equal_cpu(index_dtype, dim, weighted):
     cuda = graph.to("cuda")
     got = spmm(cuda.indptr, cuda.indices, x.cuda(), None if w is None else w.cuda())
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
+    max_cuda, arg_cuda = torch.ops.fastgl.spmm_max(cuda.indptr, cuda.indices,
+                                                   None if w is None else w.cuda(), x.cuda())
+    max_cpu, arg_cpu = torch.ops.fastgl.spmm_max(graph.indptr, graph.indices, w, x)
+    assert torch.equal(max_cuda.cpu(), max_cpu) and torch.equal(arg_cuda.cpu(), arg_cpu)
     a = torch.randn(graph.num_nodes, dim)
     torch.testing.assert_close(sddmm(cuda.indptr, cuda.indices, a.cuda(), x.cuda()).cpu(),
                                sddmm(graph.indptr, graph.indices, a, x), rtol=1e-4, atol=1e-4)
@@ -41,7 +45,7 @@ def test_spmm_cuda_dtypes(dtype):
     torch.testing.assert_close(got.float(), expected.float(), rtol=1e-2, atol=1e-2)
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
 def test_aggregate_backward_cuda_equals_cpu(reduce):
     graph = graph_with_hub(torch.int64)
     x = torch.randn(graph.num_nodes, 70, requires_grad=True)

@@ -13,9 +13,10 @@ namespace {
 
 constexpr int64_t kRowGrain = 64;
 
-template <typename scalar_t, typename index_t>
+// `arg_out` (the winning slot per feature) is written when not null.
+template <template <typename> class Reducer, typename scalar_t, typename index_t>
 void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar_t* weight,
-               const at::Tensor& x, at::Tensor& out) {
+               const at::Tensor& x, at::Tensor& out, int64_t* arg_out) {
   using acc_t = at::opmath_type<scalar_t>;
   const int64_t num_rows = indptr.numel() - 1, dim = x.size(1);
   const int64_t* row_start = indptr.data_ptr<int64_t>();
@@ -23,15 +24,18 @@ void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar
   const scalar_t* x_data = x.data_ptr<scalar_t>();
   scalar_t* out_data = out.data_ptr<scalar_t>();
   at::parallel_for(0, num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> acc(dim);
+    std::vector<Reducer<acc_t>> acc(dim);
     for (int64_t r = begin; r < end; ++r) {
-      std::fill(acc.begin(), acc.end(), acc_t(0));
+      acc.assign(dim, Reducer<acc_t>{});
       for (int64_t k = row_start[r]; k < row_start[r + 1]; ++k) {
         const acc_t w = weight ? static_cast<acc_t>(weight[k]) : acc_t(1);
         const scalar_t* x_row = x_data + static_cast<int64_t>(column[k]) * dim;
-        for (int64_t f = 0; f < dim; ++f) acc[f] += w * static_cast<acc_t>(x_row[f]);
+        for (int64_t f = 0; f < dim; ++f) acc[f].add(w * static_cast<acc_t>(x_row[f]), k);
       }
-      for (int64_t f = 0; f < dim; ++f) out_data[r * dim + f] = static_cast<scalar_t>(acc[f]);
+      for (int64_t f = 0; f < dim; ++f) {
+        out_data[r * dim + f] = static_cast<scalar_t>(acc[f].result());
+        if (arg_out) arg_out[r * dim + f] = acc[f].arg();
+      }
     }
   });
 }
@@ -61,11 +65,11 @@ void sddmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const at::T
   });
 }
 
-}  // namespace
 
-at::Tensor spmm_cpu(const at::Tensor& indptr, const at::Tensor& indices,
-                    const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x);
+template <template <typename> class Reducer>
+at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
+                     const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                     int64_t* arg_out) {
   const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
@@ -73,10 +77,28 @@ at::Tensor spmm_cpu(const at::Tensor& indptr, const at::Tensor& indices,
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      spmm_rows<scalar_t, index_t>(indptr_c, indices_c, w, x_c, out);
+      spmm_rows<Reducer, scalar_t, index_t>(indptr_c, indices_c, w, x_c, out, arg_out);
     });
   });
   return out;
+}
+
+}  // namespace
+
+at::Tensor spmm_cpu(const at::Tensor& indptr, const at::Tensor& indices,
+                    const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x);
+  return spmm_with<SumReducer>(indptr, indices, weight, x, nullptr);
+}
+
+std::tuple<at::Tensor, at::Tensor> spmm_max_cpu(const at::Tensor& indptr,
+                                                const at::Tensor& indices,
+                                                const c10::optional<at::Tensor>& weight,
+                                                const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
+  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
+  at::Tensor out = spmm_with<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
+  return {out, arg};
 }
 
 at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
@@ -95,6 +117,7 @@ at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const 
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
   m.impl("spmm", &spmm_cpu);
+  m.impl("spmm_max", &spmm_max_cpu);
   m.impl("sddmm", &sddmm_cpu);
 }
 

@@ -20,9 +20,11 @@ constexpr int kWarp = 32;
 constexpr int kRowsPerBlock = 8;
 constexpr int64_t kMaxGridY = 65535;
 
-template <typename scalar_t, typename index_t>
+// `arg_out` (the winning slot per feature, for max) is written when not null.
+template <template <typename> class Reducer, typename scalar_t, typename index_t>
 __global__ void spmm_kernel(const int64_t* row_start, const index_t* column, const scalar_t* weight,
-                            const scalar_t* x, int64_t num_rows, int64_t dim, scalar_t* out) {
+                            const scalar_t* x, int64_t num_rows, int64_t dim, scalar_t* out,
+                            int64_t* arg_out) {
   using acc_t = at::opmath_type<scalar_t>;
   __shared__ int64_t tile_column[kRowsPerBlock][kWarp];
   __shared__ acc_t tile_weight[kRowsPerBlock][kWarp];
@@ -33,7 +35,7 @@ __global__ void spmm_kernel(const int64_t* row_start, const index_t* column, con
   for (int64_t f0 = static_cast<int64_t>(blockIdx.y) * kWarp; f0 < dim;
        f0 += static_cast<int64_t>(gridDim.y) * kWarp) {
     const int64_t f = f0 + lane;
-    acc_t acc = 0;
+    Reducer<acc_t> acc;
     for (int64_t tile = first; tile < last; tile += kWarp) {
       const int64_t k = tile + lane;
       if (k < last) {
@@ -44,12 +46,16 @@ __global__ void spmm_kernel(const int64_t* row_start, const index_t* column, con
       const int count = static_cast<int>(last - tile < kWarp ? last - tile : kWarp);
       if (f < dim) {
         for (int j = 0; j < count; ++j) {
-          acc += tile_weight[warp][j] * static_cast<acc_t>(x[tile_column[warp][j] * dim + f]);
+          acc.add(tile_weight[warp][j] * static_cast<acc_t>(x[tile_column[warp][j] * dim + f]),
+                  tile + j);
         }
       }
       __syncwarp();  // the tile is read before the next one overwrites it
     }
-    if (f < dim) out[row * dim + f] = static_cast<scalar_t>(acc);
+    if (f < dim) {
+      out[row * dim + f] = static_cast<scalar_t>(acc.result());
+      if (arg_out) arg_out[row * dim + f] = acc.arg();
+    }
   }
 }
 
@@ -81,11 +87,10 @@ dim3 row_blocks(int64_t num_rows, int64_t feature_tiles) {
               static_cast<unsigned>(tiles > 0 ? tiles : 1));
 }
 
-}  // namespace
-
-at::Tensor spmm_cuda(const at::Tensor& indptr, const at::Tensor& indices,
-                     const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x);
+template <template <typename> class Reducer>
+at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
+                     const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                     int64_t* arg_out) {
   const c10::cuda::CUDAGuard device_guard(x.device());
   const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
@@ -96,15 +101,33 @@ at::Tensor spmm_cuda(const at::Tensor& indptr, const at::Tensor& indices,
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cuda", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cuda", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      spmm_kernel<scalar_t, index_t>
+      spmm_kernel<Reducer, scalar_t, index_t>
           <<<row_blocks(num_rows, (dim + kWarp - 1) / kWarp), dim3(kWarp, kRowsPerBlock), 0,
              current_stream()>>>(indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
                                  x_c.data_ptr<scalar_t>(), num_rows, dim,
-                                 out.data_ptr<scalar_t>());
+                                 out.data_ptr<scalar_t>(), arg_out);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return out;
+}
+
+}  // namespace
+
+at::Tensor spmm_cuda(const at::Tensor& indptr, const at::Tensor& indices,
+                     const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x);
+  return spmm_with<SumReducer>(indptr, indices, weight, x, nullptr);
+}
+
+std::tuple<at::Tensor, at::Tensor> spmm_max_cuda(const at::Tensor& indptr,
+                                                 const at::Tensor& indices,
+                                                 const c10::optional<at::Tensor>& weight,
+                                                 const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
+  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
+  at::Tensor out = spmm_with<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
+  return {out, arg};
 }
 
 at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
@@ -131,6 +154,7 @@ at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
   m.impl("spmm", &spmm_cuda);
+  m.impl("spmm_max", &spmm_max_cuda);
   m.impl("sddmm", &sddmm_cuda);
 }
 

@@ -1,0 +1,13 @@
+"""Graph neural network layers and models on fastgl's ops (the FastGLConv family).
+
+The layers mirror ``torch_geometric.nn`` (same constructor arguments, ``state_dict`` keys and
+outputs) and accept a PyG ``edge_index``, a :class:`~fastgl.CSCGraph` or a sampled
+:class:`~fastgl.Block`; the models run a list of blocks from a sampled subgraph.
+"""
+
+from . import models
+from .conv import FastGLConv, GATConv, GCNConv, GINConv, SAGEConv
+from .models import GAT, GCN, GIN, GraphSAGE
+
+__all__ = ["FastGLConv", "GAT", "GATConv", "GCN", "GCNConv", "GIN", "GINConv", "GraphSAGE",
+           "SAGEConv", "models"]
