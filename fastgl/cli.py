@@ -34,6 +34,10 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="cora", help="planetoid dataset name (cora, citeseer)")
     parser.add_argument("--num-nodes", type=int, default=100_000,
                         help="size of the synthetic graph (default 100000)")
+    parser.add_argument("--model", choices=["sage", "gcn", "gin", "gat"], default="sage",
+                        help="GNN from fastgl.nn.models (default sage)")
+    parser.add_argument("--normalize-features", action="store_true",
+                        help="row-normalize Planetoid features (as Kipf & Welling)")
     parser.add_argument("--fanouts", type=int, nargs="+", default=[10, 10],
                         help="neighbors per hop, seeds outward (-1 = all); one hop per layer")
     parser.add_argument("--batch-size", type=int, default=512)
@@ -41,6 +45,8 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--heads", type=int, default=4, help="attention heads (gat)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
@@ -53,17 +59,18 @@ def _load_dataset(args: argparse.Namespace):
     if args.dataset == "planetoid":
         if not args.root:
             raise ValueError("--dataset planetoid needs --root DIR (the folder of ind.<name>.*)")
-        return read_planetoid(args.root, args.name)
+        return read_planetoid(args.root, args.name, normalize_features=args.normalize_features)
     return synthetic_node_classification(num_nodes=args.num_nodes, seed=args.seed)
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .train import train_graphsage
+    from .train import train_node_classifier
 
     dataset = _load_dataset(args)
-    summary = train_graphsage(
-        dataset, fanouts=tuple(args.fanouts), batch_size=args.batch_size, hidden=args.hidden,
-        epochs=args.epochs, lr=args.lr, dropout=args.dropout, device=args.device, seed=args.seed,
+    summary = train_node_classifier(
+        dataset, model=args.model, fanouts=tuple(args.fanouts), batch_size=args.batch_size,
+        hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
+        weight_decay=args.weight_decay, heads=args.heads, device=args.device, seed=args.seed,
         progress=not args.no_progress)
     if args.summary_json:
         with open(args.summary_json, "w") as f:
@@ -75,7 +82,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="fastgl", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="version, backends, CUDA archs, threads, GPU")
-    train = commands.add_parser("train", help="train GraphSAGE with fastgl's sampler")
+    train = commands.add_parser("train", help="train a GNN with fastgl's sampler and layers")
     _add_train_arguments(train)
     args = parser.parse_args(argv)
     try:

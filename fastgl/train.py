@@ -1,4 +1,4 @@
-"""Mini-batch GraphSAGE training on fastgl's neighbor sampler: the loop behind ``fastgl train``.
+"""Mini-batch GNN training on fastgl's neighbor sampler: the loop behind ``fastgl train``.
 
 Each step has three phases, timed separately (``time.perf_counter``, with a device
 synchronization on CUDA so the time lands in the phase that spent it):
@@ -8,8 +8,7 @@ synchronization on CUDA so the time lands in the phase that spent it):
   moved to the training device;
 * **compute**: forward, loss, backward and optimizer step.
 
-The model is plain PyTorch (mean aggregation with ``index_add_``), so the loop measures the
-sampler and the data path, not a particular aggregation kernel.
+The models are :mod:`fastgl.nn.models` (GraphSAGE, GCN, GIN, GAT) on fastgl's aggregation ops.
 """
 
 from __future__ import annotations
@@ -24,19 +23,8 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from fastgl.data.dataset import NodeDataset
-
-
-class BlockEdges(NamedTuple):
-    """The edges of one block (message-flow graph) in local ids, on the training device.
-
-    Edge ``e`` goes from source node ``src[e]`` to destination node ``dst[e]``; the destination
-    nodes are the first ``num_dst`` source nodes.
-    """
-
-    src: Tensor
-    dst: Tensor
-    num_src: int
-    num_dst: int
+from fastgl.nn.models import GAT, GCN, GIN, GraphSAGE
+from fastgl.sampling import Block
 
 
 class Batch(NamedTuple):
@@ -44,92 +32,40 @@ class Batch(NamedTuple):
 
     x: Tensor
     y: Tensor
-    blocks: list[BlockEdges]
+    blocks: list[Block]
 
 
-def mean_aggregate(h: Tensor, src: Tensor, dst: Tensor, num_dst: int) -> Tensor:
-    """Average the rows of ``h`` over the in-edges of each destination node.
-
-    Args:
-        h: ``[num_src, d]`` source-node features.
-        src, dst: int64 ``[E]`` local edge endpoints (edge ``e`` is ``src[e] -> dst[e]``).
-        num_dst: number of destination nodes.
-
-    Returns:
-        ``[num_dst, d]``; row ``i`` is the mean of ``h[src[e]]`` over edges with ``dst[e] == i``,
-        zero for a node without in-edges.
-
-    Example:
-        >>> h = torch.tensor([[1.0], [3.0]])
-        >>> mean_aggregate(h, torch.tensor([0, 1]), torch.tensor([0, 0]), 2)
-        tensor([[2.],
-                [0.]])
-    """
-    total = h.new_zeros((num_dst, h.size(1))).index_add_(0, dst, h.index_select(0, src))
-    count = torch.bincount(dst, minlength=num_dst).clamp_(min=1).to(h.dtype)
-    return total / count.unsqueeze(1)
+MODELS = {"sage": GraphSAGE, "gcn": GCN, "gin": GIN, "gat": GAT}
 
 
-class SAGELayer(nn.Module):
-    """GraphSAGE layer with mean aggregation: ``W_root h_i + W_neigh mean_{j -> i} h_j + b``."""
-
-    def __init__(self, in_dim: int, out_dim: int) -> None:
-        super().__init__()
-        self.lin_root = nn.Linear(in_dim, out_dim)
-        self.lin_neigh = nn.Linear(in_dim, out_dim, bias=False)
-
-    def forward(self, h: Tensor, block: BlockEdges) -> Tensor:
-        """Map ``h`` ``[block.num_src, in_dim]`` to ``[block.num_dst, out_dim]``."""
-        neigh = mean_aggregate(h, block.src, block.dst, block.num_dst)
-        return self.lin_root(h[: block.num_dst]) + self.lin_neigh(neigh)
+def build_model(name: str, in_channels: int, hidden: int, out_channels: int, num_layers: int,
+                dropout: float, heads: int = 4) -> torch.nn.Module:
+    """One of fastgl.nn.models by its command-line name (``sage``, ``gcn``, ``gin``, ``gat``)."""
+    if name not in MODELS:
+        raise ValueError(f"train: model must be one of {sorted(MODELS)}, got {name!r}")
+    extra = {"heads": heads} if name == "gat" else {}
+    return MODELS[name](in_channels, hidden, num_layers, out_channels=out_channels,
+                        dropout=dropout, **extra)
 
 
-class GraphSAGE(nn.Module):
-    """A stack of :class:`SAGELayer` with ReLU and dropout between layers; one layer per block.
-
-    Example:
-        >>> model = GraphSAGE(in_dim=64, hidden=128, out_dim=8, num_layers=2)
-        >>> sum(p.numel() for p in model.parameters())
-        18568
-    """
-
-    def __init__(
-        self, in_dim: int, hidden: int, out_dim: int, num_layers: int, dropout: float = 0.5
-    ) -> None:
-        super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
-        self.layers = nn.ModuleList(SAGELayer(a, b) for a, b in zip(dims[:-1], dims[1:]))
-        self.dropout = dropout
-
-    def forward(self, x: Tensor, blocks: Sequence[BlockEdges]) -> Tensor:
-        """Map features ``[blocks[0].num_src, in]`` to logits ``[blocks[-1].num_dst, out]``."""
-        if len(blocks) != len(self.layers):
-            raise ValueError(
-                f"GraphSAGE: got {len(blocks)} blocks for a model of {len(self.layers)} layers"
-            )
-        h = x
-        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(h, block)
-            if i < len(self.layers) - 1:
-                h = F.dropout(F.relu(h), p=self.dropout, training=self.training)
-        return h
-
-
-def train_graphsage(
+def train_node_classifier(
     dataset: NodeDataset,
     *,
+    model: str = "sage",
     fanouts: Sequence[int] = (10, 10),
     batch_size: int = 512,
     hidden: int = 128,
     epochs: int = 5,
     lr: float = 0.01,
     dropout: float = 0.5,
+    weight_decay: float = 0.0,
+    heads: int = 4,
     device: str | torch.device = "cpu",
     seed: int = 0,
     progress: bool = True,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
-    """Train a GraphSAGE node classifier with fastgl's neighbor sampler; report accuracy and time.
+    """Train a node classifier with fastgl's neighbor sampler; report accuracy and time.
 
     Sampling runs on the CPU; features and blocks are moved to ``device`` for the compute.
     The same ``seed`` gives the same model initialization, shuffling and samples, so runs on
@@ -137,6 +73,7 @@ def train_graphsage(
 
     Args:
         dataset: the graph, features, labels and split.
+        model: ``"sage"``, ``"gcn"``, ``"gin"`` or ``"gat"`` (:mod:`fastgl.nn.models`).
         fanouts: neighbors sampled per node at each hop, hop 1 (next to the seeds) first; one
             model layer per hop.
         batch_size: training (and evaluation) seeds per mini-batch.
@@ -144,6 +81,8 @@ def train_graphsage(
         epochs: passes over the training nodes (at least 1).
         lr: Adam learning rate.
         dropout: dropout probability between layers.
+        weight_decay: Adam weight decay (L2).
+        heads: attention heads (GAT only; ``hidden`` is split between them).
         device: where the model and its computation live.
         seed: seed of the model initialization, the shuffling and the sampling.
         progress: show a tqdm progress bar per epoch.
@@ -159,7 +98,7 @@ def train_graphsage(
 
     Example:
         >>> from fastgl.data import synthetic_node_classification
-        >>> result = train_graphsage(synthetic_node_classification(), epochs=3)  # doctest: +SKIP
+        >>> result = train_node_classifier(synthetic_node_classification(), epochs=3)  # doctest: +SKIP
         >>> result["test_acc"] > 0.8  # doctest: +SKIP
         True
     """
@@ -167,16 +106,17 @@ def train_graphsage(
     from fastgl.sampling import NeighborSampler
 
     _check_train_args(dataset, fanouts, batch_size, hidden, epochs, dropout)
-    config = dict(fanouts=list(fanouts), batch_size=batch_size, hidden=hidden, epochs=epochs)
-    config.update(lr=lr, dropout=dropout, device=str(device), seed=seed)
+    config = dict(model=model, fanouts=list(fanouts), batch_size=batch_size, hidden=hidden,
+                  epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay, heads=heads,
+                  device=str(device), seed=seed)
     device = torch.device(device)
     shuffle_gen, sample_gen, eval_seed = _derive_generators(seed)
 
     torch.manual_seed(seed)
     num_layers = len(fanouts)
-    model = GraphSAGE(dataset.num_features, hidden, dataset.num_classes, num_layers, dropout)
-    model = model.to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    network = build_model(model, dataset.num_features, hidden, dataset.num_classes, num_layers,
+                          dropout, heads).to(device)
+    optimizer = torch.optim.Adam(network.parameters(), lr=lr, weight_decay=weight_decay)
     graph = CSCGraph.from_edge_index(dataset.edge_index, num_nodes=dataset.num_nodes)
     batcher = MiniBatcher(
         NeighborSampler(graph, fanouts=list(fanouts)), dataset, batch_size, device
@@ -186,16 +126,16 @@ def train_graphsage(
     for epoch in range(1, epochs + 1):
         order = dataset.train_idx[torch.randperm(dataset.train_idx.numel(), generator=shuffle_gen)]
         desc = f"epoch {epoch}/{epochs}"
-        stats = train_epoch(model, optimizer, batcher, order, sample_gen, progress, desc)
+        stats = train_epoch(network, optimizer, batcher, order, sample_gen, progress, desc)
         start = time.perf_counter()
         eval_gen = torch.Generator().manual_seed(eval_seed)
-        stats["val_acc"] = evaluate(model, batcher, dataset.val_idx, eval_gen)
+        stats["val_acc"] = evaluate(network, batcher, dataset.val_idx, eval_gen)
         stats["eval_s"] = time.perf_counter() - start
         history.append({"epoch": epoch, **stats})
         log(_format_epoch(history[-1], epochs))
 
     eval_gen = torch.Generator().manual_seed(eval_seed)
-    test_acc = evaluate(model, batcher, dataset.test_idx, eval_gen)
+    test_acc = evaluate(network, batcher, dataset.test_idx, eval_gen)
     log(f"test acc {test_acc:.4f} | val acc {history[-1]['val_acc']:.4f} | {dataset.name}")
     return _summarize(history, test_acc, dataset, config)
 
@@ -243,7 +183,7 @@ class MiniBatcher:
 
 
 def train_epoch(
-    model: GraphSAGE,
+    model: nn.Module,
     optimizer: torch.optim.Optimizer,
     batcher: MiniBatcher,
     order: Tensor,
@@ -281,7 +221,7 @@ def train_epoch(
 
 @torch.no_grad()
 def evaluate(
-    model: GraphSAGE, batcher: MiniBatcher, nodes: Tensor, generator: torch.Generator
+    model: nn.Module, batcher: MiniBatcher, nodes: Tensor, generator: torch.Generator
 ) -> float:
     """Accuracy on ``nodes`` of mini-batch inference on sampled neighborhoods (``nan`` if empty)."""
     if nodes.numel() == 0:
@@ -312,13 +252,15 @@ def gather_batch(
             f"train: the last block has {int(blocks[-1].num_dst_nodes)} destination nodes, "
             f"expected one per seed ({seeds.numel()})"
         )
-    edges = [
-        BlockEdges(b.src.to(device), b.dst.to(device), int(b.num_src_nodes), int(b.num_dst_nodes))
+    on_device = [
+        Block(src=b.src.to(device), dst=b.dst.to(device), eid=b.eid.to(device),
+              src_nodes=b.src_nodes.to(device), num_src_nodes=int(b.num_src_nodes),
+              num_dst_nodes=int(b.num_dst_nodes))
         for b in blocks
     ]
     x = dataset.x.index_select(0, nodes[:num_input].cpu()).to(device)
     y = dataset.y.index_select(0, seeds.cpu()).to(device)
-    return Batch(x, y, edges)
+    return Batch(x, y, on_device)
 
 
 def _check_train_args(
@@ -329,18 +271,18 @@ def _check_train_args(
     epochs: int,
     dropout: float,
 ) -> None:
-    """Raise ``ValueError`` naming the first bad argument of :func:`train_graphsage`."""
+    """Raise ``ValueError`` naming the first bad argument of :func:`train_node_classifier`."""
     if len(fanouts) == 0:
-        raise ValueError("train_graphsage: fanouts must list at least one hop, got []")
+        raise ValueError("train_node_classifier: fanouts must list at least one hop, got []")
     if batch_size < 1 or hidden < 1 or epochs < 1:
         raise ValueError(
-            "train_graphsage: batch_size, hidden and epochs must be >= 1, got "
+            "train_node_classifier: batch_size, hidden and epochs must be >= 1, got "
             f"{batch_size}, {hidden}, {epochs}"
         )
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"train_graphsage: dropout must be in [0, 1), got {dropout}")
+        raise ValueError(f"train_node_classifier: dropout must be in [0, 1), got {dropout}")
     if dataset.train_idx.numel() == 0:
-        raise ValueError(f"train_graphsage: dataset {dataset.name!r} has no training nodes")
+        raise ValueError(f"train_node_classifier: dataset {dataset.name!r} has no training nodes")
 
 
 def _derive_generators(seed: int) -> tuple[torch.Generator, torch.Generator, int]:
@@ -378,7 +320,7 @@ def _format_epoch(stats: dict[str, Any], epochs: int) -> str:
 def _summarize(
     history: list[dict[str, Any]], test_acc: float, dataset: NodeDataset, config: dict[str, Any]
 ) -> dict[str, Any]:
-    """Build the summary dict :func:`train_graphsage` returns."""
+    """Build the summary dict :func:`train_node_classifier` returns."""
 
     def mean(key: str) -> float:
         return sum(epoch[key] for epoch in history) / len(history)
