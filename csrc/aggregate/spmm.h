@@ -86,4 +86,26 @@ inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indic
   check_ids_in_range(op, "indices", indices, b.size(0));
 }
 
+// The op entry points, shared by the backends: check, then run the backend's row kernel with the
+// sum or max reducer. `Backend::run<Reducer>(indptr, indices, weight, x, arg_out)` is the only
+// backend-specific part; arg_out (the winning slot per feature) is null for sum.
+template <typename Backend>
+at::Tensor spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                      const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x);
+  return Backend::template run<SumReducer>(indptr, indices, weight, x, nullptr);
+}
+
+template <typename Backend>
+std::tuple<at::Tensor, at::Tensor> spmm_max_entry(const at::Tensor& indptr,
+                                                  const at::Tensor& indices,
+                                                  const c10::optional<at::Tensor>& weight,
+                                                  const at::Tensor& x) {
+  check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
+  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
+  at::Tensor out =
+      Backend::template run<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
+  return {out, arg};
+}
+
 }  // namespace fastgl::aggregate

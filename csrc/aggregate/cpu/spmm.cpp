@@ -66,10 +66,17 @@ void sddmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const at::T
 }
 
 
+struct CpuSpmm {
+  template <template <typename> class Reducer>
+  static at::Tensor run(const at::Tensor& indptr, const at::Tensor& indices,
+                        const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                        int64_t* arg_out);
+};
+
 template <template <typename> class Reducer>
-at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
-                     const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                     int64_t* arg_out) {
+at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
+                       const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                       int64_t* arg_out) {
   const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
@@ -84,22 +91,6 @@ at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
 }
 
 }  // namespace
-
-at::Tensor spmm_cpu(const at::Tensor& indptr, const at::Tensor& indices,
-                    const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x);
-  return spmm_with<SumReducer>(indptr, indices, weight, x, nullptr);
-}
-
-std::tuple<at::Tensor, at::Tensor> spmm_max_cpu(const at::Tensor& indptr,
-                                                const at::Tensor& indices,
-                                                const c10::optional<at::Tensor>& weight,
-                                                const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
-  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
-  at::Tensor out = spmm_with<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
-  return {out, arg};
-}
 
 at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
                      const at::Tensor& b) {
@@ -116,8 +107,8 @@ at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const 
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
-  m.impl("spmm", &spmm_cpu);
-  m.impl("spmm_max", &spmm_max_cpu);
+  m.impl("spmm", &spmm_entry<CpuSpmm>);
+  m.impl("spmm_max", &spmm_max_entry<CpuSpmm>);
   m.impl("sddmm", &sddmm_cpu);
 }
 

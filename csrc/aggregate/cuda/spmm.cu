@@ -87,10 +87,17 @@ dim3 row_blocks(int64_t num_rows, int64_t feature_tiles) {
               static_cast<unsigned>(tiles > 0 ? tiles : 1));
 }
 
+struct CudaSpmm {
+  template <template <typename> class Reducer>
+  static at::Tensor run(const at::Tensor& indptr, const at::Tensor& indices,
+                        const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                        int64_t* arg_out);
+};
+
 template <template <typename> class Reducer>
-at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
-                     const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                     int64_t* arg_out) {
+at::Tensor CudaSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
+                       const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                       int64_t* arg_out) {
   const c10::cuda::CUDAGuard device_guard(x.device());
   const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
@@ -113,22 +120,6 @@ at::Tensor spmm_with(const at::Tensor& indptr, const at::Tensor& indices,
 }
 
 }  // namespace
-
-at::Tensor spmm_cuda(const at::Tensor& indptr, const at::Tensor& indices,
-                     const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x);
-  return spmm_with<SumReducer>(indptr, indices, weight, x, nullptr);
-}
-
-std::tuple<at::Tensor, at::Tensor> spmm_max_cuda(const at::Tensor& indptr,
-                                                 const at::Tensor& indices,
-                                                 const c10::optional<at::Tensor>& weight,
-                                                 const at::Tensor& x) {
-  check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
-  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
-  at::Tensor out = spmm_with<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
-  return {out, arg};
-}
 
 at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const at::Tensor& a,
                       const at::Tensor& b) {
@@ -153,8 +144,8 @@ at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
-  m.impl("spmm", &spmm_cuda);
-  m.impl("spmm_max", &spmm_max_cuda);
+  m.impl("spmm", &spmm_entry<CudaSpmm>);
+  m.impl("spmm_max", &spmm_max_entry<CudaSpmm>);
   m.impl("sddmm", &sddmm_cuda);
 }
 
