@@ -5,7 +5,6 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fastgl
 from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import aggregate, edge_softmax, gat_scores, sddmm, spmm
 from fastgl.sampling import Block

@@ -1,7 +1,6 @@
 """Tests for fastgl.train: the training loop on the real sampler with fastgl.nn models."""
 
 import pytest
-import torch
 
 from fastgl.data import synthetic_node_classification
 from fastgl.train import build_model, train_node_classifier
