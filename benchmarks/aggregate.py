@@ -567,7 +567,6 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
         rows.extend(measure_case(s, args, device, support, budget))
     print_tables(rows, structures, device, args)
 
-    env["load_average_after"] = harness.load_average()
     payload = {
         "benchmark": "aggregate", "environment": env, "note": note, "args": vars(args),
         "torch_sparse_csr_backward_support": support, "memory_budget_gb": budget,
@@ -576,11 +575,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
         "cases": [dict(s.info, case=s.name) for s in structures], "skipped_cases": skipped,
         "rows": rows,
     }
-    tag = f"{harness.device_tag(device)}-{args.preset}"
-    if args.threads:
-        tag += f"-{args.threads}t"
-    out = args.out or harness.results_path("aggregate", tag)
-    print(f"\nwrote {harness.write_json(payload, out)}")
+    harness.save_results("aggregate", payload, device, args)
     return payload
 
 

@@ -169,6 +169,18 @@ def results_path(name: str, tag: str) -> Path:
     return RESULTS_DIR / f"{name}-{tag}.json"
 
 
+def save_results(name: str, payload: Dict[str, Any], device: Device, args: Any) -> Path:
+    """Records the load average after the run into ``payload["environment"]`` and writes it to
+    ``args.out`` or ``benchmarks/results/<name>-<device>-<preset>[-<threads>t].json``."""
+    payload["environment"]["load_average_after"] = load_average()
+    tag = f"{device_tag(device)}-{args.preset}"
+    if getattr(args, "threads", None):
+        tag += f"-{args.threads}t"
+    path = write_json(payload, args.out or results_path(name, tag))
+    print(f"\nwrote {path}")
+    return path
+
+
 def write_json(payload: Dict[str, Any], path: Union[str, Path]) -> Path:
     """Writes ``payload`` as indented JSON (creating the folder); returns the path."""
     path = Path(path)

@@ -445,14 +445,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
         title=f"Neighbor sampling, fanouts {args.fanouts}, without replacement "
               f"({args.repeat} interleaved rounds; median and fastest call)")
 
-    env["load_average_after"] = harness.load_average()
     payload = {"benchmark": "sampling", "environment": env, "note": note,
                "args": vars(args), "graph": info, "csc_conversion": csc_rows, "sampling": rows}
-    tag = f"{harness.device_tag(device)}-{args.preset}"
-    if args.threads:
-        tag += f"-{args.threads}t"
-    out = args.out or harness.results_path("sampling", tag)
-    print(f"\nwrote {harness.write_json(payload, out)}")
+    harness.save_results("sampling", payload, device, args)
     return payload
 
 

@@ -28,6 +28,13 @@ inline void check_edge_softmax_inputs(const char* op, const at::Tensor& indptr,
                " rows but the structure has ", num_edges, " edges");
 }
 
+inline void check_edge_softmax_backward_inputs(const at::Tensor& indptr, const at::Tensor& out,
+                                               const at::Tensor& grad) {
+  check_edge_softmax_inputs("edge_softmax_backward", indptr, out);
+  FASTGL_CHECK(grad.sizes() == out.sizes() && grad.scalar_type() == out.scalar_type(),
+               "edge_softmax_backward", "grad must match out in shape and dtype");
+}
+
 C10_HOST_DEVICE inline float exp_of(float v) { return expf(v); }
 C10_HOST_DEVICE inline double exp_of(double v) { return exp(v); }
 

@@ -66,6 +66,11 @@ def _linear(in_channels: int, out_channels: int, bias: bool = True,
     return _Linear(in_channels, out_channels, bias, weight_initializer)
 
 
+def _register_bias(module: torch.nn.Module, size: int, enabled: bool) -> None:
+    """A separate ``bias`` parameter (PyG's key), or a registered ``None`` when disabled."""
+    module.register_parameter("bias", Parameter(torch.empty(size)) if enabled else None)
+
+
 def _reset(module) -> None:
     """Resets a module, or else each of its children (uninitialized lazy modules are left)."""
     if isinstance(module, torch.nn.modules.lazy.LazyModuleMixin) \
@@ -165,10 +170,7 @@ class GCNConv(FastGLConv):
         self._cache = None
         self.lin = _linear(in_channels, out_channels, bias=False,
                            weight_initializer="glorot")
-        if bias:
-            self.bias = Parameter(torch.empty(out_channels))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, out_channels, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -445,10 +447,7 @@ class GATConv(FastGLConv):
             self.res = _linear(in_dst, total_out, False, "glorot")
         else:
             self.register_parameter("res", None)
-        if bias:
-            self.bias = Parameter(torch.empty(total_out))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, total_out, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

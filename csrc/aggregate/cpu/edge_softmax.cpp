@@ -42,9 +42,7 @@ at::Tensor edge_softmax_cpu(const at::Tensor& indptr, const at::Tensor& scores) 
 
 at::Tensor edge_softmax_backward_cpu(const at::Tensor& indptr, const at::Tensor& out,
                                      const at::Tensor& grad) {
-  check_edge_softmax_inputs("edge_softmax_backward", indptr, out);
-  FASTGL_CHECK(grad.sizes() == out.sizes() && grad.scalar_type() == out.scalar_type(),
-               "edge_softmax_backward", "grad must match out in shape and dtype");
+  check_edge_softmax_backward_inputs(indptr, out, grad);
   const at::Tensor out_c = out.contiguous(), grad_c = grad.contiguous();
   const at::Tensor indptr_c = indptr.contiguous();
   at::Tensor grad_scores = at::empty_like(out_c);

@@ -55,9 +55,7 @@ at::Tensor edge_softmax_cuda(const at::Tensor& indptr, const at::Tensor& scores)
 
 at::Tensor edge_softmax_backward_cuda(const at::Tensor& indptr, const at::Tensor& out,
                                       const at::Tensor& grad) {
-  check_edge_softmax_inputs("edge_softmax_backward", indptr, out);
-  FASTGL_CHECK(grad.sizes() == out.sizes() && grad.scalar_type() == out.scalar_type(),
-               "edge_softmax_backward", "grad must match out in shape and dtype");
+  check_edge_softmax_backward_inputs(indptr, out, grad);
   const c10::cuda::CUDAGuard device_guard(out.device());
   const at::Tensor out_c = out.contiguous(), grad_c = grad.contiguous();
   const at::Tensor indptr_c = indptr.contiguous();
