@@ -234,15 +234,14 @@ def evaluate(
 
 
 def gather_batch(
-    dataset: NodeDataset, nodes: Tensor, blocks: Sequence[Any], seeds: Tensor, device: torch.device
+    dataset: NodeDataset, nodes: Tensor, blocks: Sequence[Block], seeds: Tensor, device: torch.device
 ) -> Batch:
     """Collect a sampled mini-batch's inputs on ``device``.
 
     Args:
         dataset: source of features and labels.
         nodes: int64 global ids of the sampled nodes, seeds first (``sub.nodes``).
-        blocks: the sampler's blocks, input layer first, each with ``src``, ``dst``,
-            ``num_src_nodes`` and ``num_dst_nodes``.
+        blocks: the sampler's blocks, input layer first.
         seeds: int64 ``[B]`` seed ids; the last block's destinations.
         device: where to put the result.
     """
@@ -252,12 +251,7 @@ def gather_batch(
             f"train: the last block has {int(blocks[-1].num_dst_nodes)} destination nodes, "
             f"expected one per seed ({seeds.numel()})"
         )
-    on_device = [
-        Block(src=b.src.to(device), dst=b.dst.to(device), eid=b.eid.to(device),
-              src_nodes=b.src_nodes.to(device), num_src_nodes=int(b.num_src_nodes),
-              num_dst_nodes=int(b.num_dst_nodes))
-        for b in blocks
-    ]
+    on_device = [b.to(device) for b in blocks]
     x = dataset.x.index_select(0, nodes[:num_input].cpu()).to(device)
     y = dataset.y.index_select(0, seeds.cpu()).to(device)
     return Batch(x, y, on_device)

@@ -607,6 +607,10 @@ def test_blocks_of_a_three_layer_sample():
     assert blocks[-1].dst_nodes.tolist() == [5, 17, 42]
     assert blocks[0].num_src_nodes == sub.nodes.numel()
     assert [b.num_edges for b in blocks] == [sum(sub.num_sampled_edges[:h]) for h in (3, 2, 1)]
+    in_degrees = torch.bincount(edge_index[1], minlength=100)
+    assert torch.equal(sub.in_degrees, in_degrees[sub.nodes])
+    for b in blocks:
+        assert torch.equal(b.src_in_degrees, in_degrees[b.src_nodes])
 
 
 # ---------------------------------------------------------------------------------------------

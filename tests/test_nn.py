@@ -5,6 +5,8 @@ PyG's outputs and parameter gradients (to 1e-5) on a square graph (``edge_index`
 a bipartite graph (``(x_src, x_dst)``, ``size=``) and sampled blocks.
 """
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -183,7 +185,9 @@ def test_blocks_match_pyg(name):
     handmade = Block(src=torch.tensor([5, 0, 7, 2, 3, 0, 6, 2]),
                      dst=torch.tensor([0, 0, 2, 2, 0, 2, 3, 3]), eid=torch.arange(8),
                      src_nodes=torch.arange(8), num_src_nodes=8, num_dst_nodes=4)
-    for block in sub.blocks() + [handmade]:
+    # PyG normalizes a block over its own edges: that is ours for blocks without degrees.
+    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
+    for block in plain + [handmade]:
         for b in (block, _shuffled(block)):
             x = x_all[: b.num_src_nodes].clone().requires_grad_()
             edge_index = torch.stack([b.src, b.dst])
@@ -298,9 +302,30 @@ def test_model_on_blocks_matches_pyg(name):
     # PyG's own mini-batch path: NeighborLoader layout, layer-wise trimming.
     expected = ref(x, sub.edge_index, num_sampled_nodes_per_hop=sub.num_sampled_nodes,
                    num_sampled_edges_per_hop=sub.num_sampled_edges)[: sub.batch_size]
-    out = ours(x, sub.blocks())
+    out = ours(x, [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()])
     assert out.shape == (sub.batch_size, 5)
     torch.testing.assert_close(out, expected, **TOL)
+
+
+@pytest.mark.parametrize("fanouts", [(-1, -1), (-1, -1, -1)])
+def test_gcn_on_full_neighborhood_blocks_is_full_graph_gcn(fanouts):
+    # Sampled blocks carry their sources' in-degrees, so with every neighbor sampled the GCN
+    # normalization is the full graph's (the graph has no self-loops: a sampled node's degree
+    # counts its loop, while full-graph GCN replaces it).
+    g = torch.Generator().manual_seed(8)
+    edge_index = torch.randint(0, 120, (2, 700), generator=g)
+    edge_index = edge_index[:, edge_index[0] != edge_index[1]]
+    graph = fastgl.CSCGraph.from_edge_index(edge_index, 120)
+    seeds = torch.tensor([7, 3, 88, 41])
+    sub = fastgl.NeighborSampler(graph, list(fanouts)).sample(seeds)
+    x = torch.randn(120, IN, generator=g)
+    torch.manual_seed(11)
+    model = fnn.GCN(IN, 16, num_layers=len(fanouts), out_channels=5).eval()
+    torch.testing.assert_close(model(x[sub.nodes], sub.blocks()), model(x, edge_index)[seeds],
+                               **TOL)
+    # Without the degrees the sources beyond the destinations count only their self-loop.
+    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
+    assert not torch.allclose(model(x[sub.nodes], plain), model(x, edge_index)[seeds], **TOL)
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -330,7 +355,8 @@ def test_gcn_model_edge_weights_per_block():
     _, _, sub = _sample()
     x = torch.randn(sub.nodes.numel(), IN)
     model = fnn.GCN(IN, 16, 2, 5)
-    blocks = sub.blocks()
+    # Weighted GCN normalizes over the block's own edges, as a block without degrees does.
+    blocks = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
     ones = [torch.ones(b.num_edges) for b in blocks]
     torch.testing.assert_close(model(x, blocks, ones), model(x, blocks))
 

@@ -133,14 +133,15 @@ class _BatchSample:
         self.num_sampled_nodes.append(self.nodes.numel() - old)
         self.frontier_start = old
 
-    def result(self) -> SampledSubgraph:
+    def result(self, indptr: Tensor) -> SampledSubgraph:
         empty = self.nodes.new_empty(0)
         row, col, eid = (torch.cat(parts) if parts else empty
                          for parts in (self.rows, self.cols, self.eids))
         return SampledSubgraph(nodes=self.nodes, row=row, col=col, eid=eid,
                                num_sampled_nodes=self.num_sampled_nodes,
                                num_sampled_edges=[r.numel() for r in self.rows],
-                               seed_index=self.seed_index)
+                               seed_index=self.seed_index,
+                               in_degrees=indptr[self.nodes + 1] - indptr[self.nodes])
 
 
 def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
@@ -166,4 +167,4 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
             edges = slice(edge_bounds[b], edge_bounds[b + 1])
             batch.add_hop(neighbors[edges], eid[edges],
                           per_transit[pair_bounds[b]:pair_bounds[b + 1]])
-    return [b.result() for b in batches]
+    return [b.result(graph.indptr) for b in batches]

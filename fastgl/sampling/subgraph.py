@@ -1,7 +1,7 @@
 """What a sampler returns: a PyG-layout sampled subgraph and its DGL-style blocks."""
 
-from dataclasses import dataclass
-from typing import List
+from dataclasses import dataclass, replace
+from typing import List, Optional, Union
 
 import torch
 
@@ -14,7 +14,9 @@ class Block:
 
     Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
     source ``src[e]`` to local destination ``dst[e]``; ``eid[e]`` is its global edge id.
-    ``src_nodes`` holds the global ids of the source nodes.
+    ``src_nodes`` holds the global ids of the source nodes; ``src_in_degrees``, when known, their
+    in-degrees in the sampled graph (a sampler's blocks carry them: GCN normalization uses them
+    for the sources whose in-edges the block does not hold).
     """
 
     src: Tensor
@@ -23,6 +25,15 @@ class Block:
     src_nodes: Tensor
     num_src_nodes: int
     num_dst_nodes: int
+    src_in_degrees: Optional[Tensor] = None
+
+    def to(self, device: Union[str, torch.device]) -> "Block":
+        """This block with its tensors on ``device``."""
+        tensors = {name: getattr(self, name).to(device)
+                   for name in ("src", "dst", "eid", "src_nodes")}
+        degrees = self.src_in_degrees
+        return replace(self, **tensors,
+                       src_in_degrees=None if degrees is None else degrees.to(device))
 
     @property
     def dst_nodes(self) -> Tensor:
@@ -47,6 +58,7 @@ class SampledSubgraph:
         num_sampled_nodes: ``L+1`` counts: seeds, then nodes new at each hop.
         num_sampled_edges: ``L`` counts: edges sampled at each hop (edges are grouped by hop).
         seed_index: local index of every given seed (duplicates map to their first occurrence).
+        in_degrees: in-degree of every node of ``nodes`` in the sampled graph, or ``None``.
     """
 
     nodes: Tensor
@@ -56,6 +68,7 @@ class SampledSubgraph:
     num_sampled_nodes: List[int]
     num_sampled_edges: List[int]
     seed_index: Tensor
+    in_degrees: Optional[Tensor] = None
 
     @property
     def batch_size(self) -> int:
@@ -85,5 +98,6 @@ class SampledSubgraph:
             blocks.append(Block(
                 src=self.row[:num_edges], dst=self.col[:num_edges], eid=self.eid[:num_edges],
                 src_nodes=self.nodes[:num_src], num_src_nodes=num_src,
-                num_dst_nodes=node_ends[hops - 1]))
+                num_dst_nodes=node_ends[hops - 1],
+                src_in_degrees=None if self.in_degrees is None else self.in_degrees[:num_src]))
         return blocks
