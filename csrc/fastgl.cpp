@@ -13,6 +13,9 @@ TORCH_LIBRARY(fastgl, m) {
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
   m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");
   m.def("spmm_max(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> (Tensor, Tensor)");
+  m.def(
+      "es_spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x, int width, str strategy, "
+      "str reduce) -> Tensor");
   m.def("sddmm(Tensor indptr, Tensor indices, Tensor a, Tensor b) -> Tensor");
   m.def("edge_softmax(Tensor indptr, Tensor scores) -> Tensor");
   m.def("edge_softmax_backward(Tensor indptr, Tensor out, Tensor grad) -> Tensor");

@@ -168,6 +168,12 @@ def test_bad_inputs():
         sddmm(graph.indptr, graph.indices, torch.ones(3, 3), torch.ones(3, 2))
     with pytest.raises(TypeError, match="aggregate: expected a CSCGraph or a Block"):
         aggregate("graph", x)
+    with pytest.raises(ValueError, match="aggregate: x is on meta but the graph is on cpu"):
+        aggregate(graph, x.to("meta"))
+    with pytest.raises(ValueError, match="aggregate: edge_weight is on meta"):
+        aggregate(graph, x, torch.ones(2, device="meta"))
+    with pytest.raises(ValueError, match="edge_softmax: scores is on meta"):
+        edge_softmax(graph, torch.ones(2, device="meta"))
 
 
 @pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing")

@@ -1,5 +1,6 @@
 // spmm and sddmm over a CSR-like structure (rows = segments of `indptr`):
 //   spmm(indptr, indices, weight?, x)[r]  = sum_{k in row r} weight[k] * x[indices[k]]
+//   es_spmm(..., width, strategy, reduce)[r] = the sum or max over at most `width` edges of row r
 //   spmm_max(indptr, indices, weight?, x)[r] = max_{k in row r} weight[k] * x[indices[k]]
 //                                            (per feature, with the winning slot; 0 if empty)
 //   sddmm(indptr, indices, a, b)[k]       = <a[r], b[indices[k]]>   for k in row r
@@ -37,6 +38,33 @@ struct MaxReducer {
   }
   C10_HOST_DEVICE acc_t result() const { return slot < 0 ? acc_t(0) : value; }
   C10_HOST_DEVICE int64_t arg() const { return slot; }
+};
+
+// Which edges of a row an SpMM reads: slot j < count(degree) reads the row's edge edge(j, degree)
+// (0-based within the row). Exact aggregation reads every edge; ES-SpMM's cache-first sampling
+// (papers/004 §IV) reads at most `width`, so a row's sampled edges fit one shared-memory tile.
+struct AllEdges {
+  C10_HOST_DEVICE int64_t count(int64_t degree) const { return degree; }
+  C10_HOST_DEVICE int64_t edge(int64_t slot, int64_t) const { return slot; }
+};
+
+// ES-SpMM's Bucket: the first `width` edges of the row.
+struct BucketEdges {
+  int64_t width;
+  C10_HOST_DEVICE int64_t count(int64_t degree) const { return degree < width ? degree : width; }
+  C10_HOST_DEVICE int64_t edge(int64_t slot, int64_t) const { return slot; }
+};
+
+// ES-SpMM's FastRand: slot j reads edge (j * 577) mod degree, a pseudo-random spread over the
+// whole row; rows with degree <= width are read whole (exact). As in the paper, a degree that
+// is a multiple of the prime 577 makes slots repeat edges.
+struct FastRandEdges {
+  static constexpr int64_t kPrime = 577;
+  int64_t width;
+  C10_HOST_DEVICE int64_t count(int64_t degree) const { return degree < width ? degree : width; }
+  C10_HOST_DEVICE int64_t edge(int64_t slot, int64_t degree) const {
+    return degree <= width ? slot : (slot * kPrime) % degree;
+  }
 };
 
 inline void check_structure(const char* op, const at::Tensor& indptr, const at::Tensor& indices) {
@@ -86,14 +114,44 @@ inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indic
   check_ids_in_range(op, "indices", indices, b.size(0));
 }
 
-// The op entry points, shared by the backends: check, then run the backend's row kernel with the
-// sum or max reducer. `Backend::run<Reducer>(indptr, indices, weight, x, arg_out)` is the only
-// backend-specific part; arg_out (the winning slot per feature) is null for sum.
+// The op entry points, shared by the backends: check, then run the backend's row kernel with a
+// reducer and an edge selector. `Backend::run<Reducer>(indptr, indices, weight, x, selector,
+// arg_out)` is the only backend-specific part; arg_out (the winning slot per feature) is null
+// for sum.
 template <typename Backend>
 at::Tensor spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
                       const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
   check_spmm_inputs(indptr, indices, weight, x);
-  return Backend::template run<SumReducer>(indptr, indices, weight, x, nullptr);
+  return Backend::template run<SumReducer>(indptr, indices, weight, x, AllEdges{}, nullptr);
+}
+
+template <typename Backend, typename Selector>
+at::Tensor spmm_picked(const at::Tensor& indptr, const at::Tensor& indices,
+                       const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                       Selector selector, c10::string_view reduce) {
+  if (reduce == "max") {
+    return Backend::template run<MaxReducer>(indptr, indices, weight, x, selector, nullptr);
+  }
+  return Backend::template run<SumReducer>(indptr, indices, weight, x, selector, nullptr);
+}
+
+// ES-SpMM (papers/004): the sum (or max) over each row's cache-first sample of at most `width`
+// edges.
+template <typename Backend>
+at::Tensor es_spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                         const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                         int64_t width, c10::string_view strategy, c10::string_view reduce) {
+  constexpr const char* op = "es_spmm";
+  check_spmm_inputs(indptr, indices, weight, x, op);
+  FASTGL_CHECK(width >= 1, op, "width must be >= 1, got ", width);
+  FASTGL_CHECK(reduce == "sum" || reduce == "max", op, "reduce must be 'sum' or 'max', got '",
+               reduce, "'");
+  if (strategy == "bucket") {
+    return spmm_picked<Backend>(indptr, indices, weight, x, BucketEdges{width}, reduce);
+  }
+  FASTGL_CHECK(strategy == "fastrand", op, "strategy must be 'bucket' or 'fastrand', got '",
+               strategy, "'");
+  return spmm_picked<Backend>(indptr, indices, weight, x, FastRandEdges{width}, reduce);
 }
 
 template <typename Backend>
@@ -103,8 +161,8 @@ std::tuple<at::Tensor, at::Tensor> spmm_max_entry(const at::Tensor& indptr,
                                                   const at::Tensor& x) {
   check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
   at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
-  at::Tensor out =
-      Backend::template run<MaxReducer>(indptr, indices, weight, x, arg.data_ptr<int64_t>());
+  at::Tensor out = Backend::template run<MaxReducer>(indptr, indices, weight, x, AllEdges{},
+                                                    arg.data_ptr<int64_t>());
   return {out, arg};
 }
 

@@ -2,12 +2,14 @@
 
 The layers mirror ``torch_geometric.nn`` (same constructor arguments, ``state_dict`` keys and
 outputs) and accept a PyG ``edge_index``, a :class:`~fastgl.CSCGraph` or a sampled
-:class:`~fastgl.Block`; the models run a list of blocks from a sampled subgraph.
+:class:`~fastgl.Block`; the models run a list of blocks from a sampled subgraph. Passing
+``approx=ESSpMM(...)`` to ``forward`` switches inference to ES-SpMM.
 """
 
 from . import models
+from .approx import ESSpMM
 from .conv import FastGLConv, GATConv, GCNConv, GINConv, SAGEConv
 from .models import GAT, GCN, GIN, GraphSAGE
 
-__all__ = ["FastGLConv", "GAT", "GATConv", "GCN", "GCNConv", "GIN", "GINConv", "GraphSAGE",
-           "SAGEConv", "models"]
+__all__ = ["ESSpMM", "FastGLConv", "GAT", "GATConv", "GCN", "GCNConv", "GIN", "GINConv",
+           "GraphSAGE", "SAGEConv", "models"]

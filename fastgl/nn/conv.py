@@ -7,7 +7,8 @@ Graph input may be a PyG ``edge_index`` (``size=(num_src, num_dst)`` for biparti
 :class:`~fastgl.CSCGraph` or a sampled :class:`~fastgl.Block`; node features a tensor or a pair
 ``(x_src, x_dst)``. With a single tensor ``x`` and fewer destinations than sources (a Block, or
 ``size`` with ``num_dst < num_src``), the destinations are the first ``num_dst`` rows of ``x``
-(fastgl's block layout).
+(fastgl's block layout). Every ``forward`` also takes a keyword ``approx=ESSpMM(width,
+strategy)`` that aggregates with ES-SpMM, for inference under ``torch.no_grad()``.
 
 Example:
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
@@ -27,6 +28,8 @@ from .. import ops
 from ..graph import CSCGraph
 from ..sampling.subgraph import Block
 from ._adjacency import Adjacency, Features, GraphInput, adjacency_of
+from .approx import ESSpMM
+from .approx import aggregate as _aggregate
 
 Tensor = torch.Tensor
 Size = Optional[Sequence[Optional[int]]]
@@ -183,7 +186,7 @@ class GCNConv(FastGLConv):
         self._cache = None
 
     def forward(self, x: Tensor, edge_index: GraphInput, edge_weight: Optional[Tensor] = None,
-                size: Size = None) -> Tensor:
+                size: Size = None, *, approx: Optional[ESSpMM] = None) -> Tensor:
         if isinstance(x, (tuple, list)):
             raise ValueError("GCNConv received a tuple of node features as input while this layer "
                              "does not support bipartite message passing; pass one tensor (with "
@@ -206,12 +209,13 @@ class GCNConv(FastGLConv):
         h = self.lin(x)
         if self.normalize:
             src_scale, edge_w, dst_scale, loop_scale = norm
-            out = ops.aggregate(adj.structure, h * src_scale.unsqueeze(1), edge_w)
+            out = _aggregate(adj.structure, h * src_scale.unsqueeze(1), edge_w,
+                             approx=approx)
             out = out * dst_scale.unsqueeze(1)
             if loop_scale is not None:
                 out = out + h[: adj.num_dst] * loop_scale.unsqueeze(1)
         else:
-            out = ops.aggregate(adj.structure, h, norm[0])
+            out = _aggregate(adj.structure, h, norm[0], approx=approx)
         if self.bias is not None:
             out = out + self.bias
         return out
@@ -331,7 +335,8 @@ class SAGEConv(FastGLConv):
             if hasattr(self, name):
                 _reset(getattr(self, name))
 
-    def forward(self, x: Features, edge_index: GraphInput, size: Size = None) -> Tensor:
+    def forward(self, x: Features, edge_index: GraphInput, size: Size = None, *,
+                approx: Optional[ESSpMM] = None) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         if self.project:
             x_src = self.lin(x_src).relu()
@@ -340,11 +345,12 @@ class SAGEConv(FastGLConv):
         if (reduce != "max" and not isinstance(lin_l, torch.nn.LazyLinear)
                 and lin_l.out_features < lin_l.in_features):
             # Sum and mean commute with the linear map: aggregate the narrower side.
-            out = ops.aggregate(adj.structure, F.linear(x_src, lin_l.weight), reduce=reduce)
+            out = _aggregate(adj.structure, F.linear(x_src, lin_l.weight), reduce=reduce,
+                             approx=approx)
             if lin_l.bias is not None:
                 out = out + lin_l.bias
         else:
-            out = lin_l(ops.aggregate(adj.structure, x_src, reduce=reduce))
+            out = lin_l(_aggregate(adj.structure, x_src, reduce=reduce, approx=approx))
         if self.root_weight and x_dst is not None:
             out = out + self.lin_r(x_dst)
         if self.normalize:
@@ -387,9 +393,10 @@ class GINConv(FastGLConv):
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
 
-    def forward(self, x: Features, edge_index: GraphInput, size: Size = None) -> Tensor:
+    def forward(self, x: Features, edge_index: GraphInput, size: Size = None, *,
+                approx: Optional[ESSpMM] = None) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
-        out = ops.aggregate(adj.structure, x_src, reduce="sum")
+        out = _aggregate(adj.structure, x_src, reduce="sum", approx=approx)
         if x_dst is not None:
             out = out + (1 + self.eps) * x_dst
         return self.nn(out)
@@ -477,7 +484,8 @@ class GATConv(FastGLConv):
             torch.nn.init.zeros_(self.bias)
 
     def forward(self, x: Features, edge_index: GraphInput, edge_attr: Optional[Tensor] = None,
-                size: Size = None, return_attention_weights: Optional[bool] = None) -> Tensor:
+                size: Size = None, return_attention_weights: Optional[bool] = None, *,
+                approx: Optional[ESSpMM] = None) -> Tensor:
         if edge_attr is not None:
             raise NotImplementedError("GATConv: edge_attr is not supported by fastgl's GATConv")
         if return_attention_weights is not None:
@@ -512,10 +520,12 @@ class GATConv(FastGLConv):
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
 
         if H == 1:
-            out = ops.aggregate(structure, h_src[:, 0], alpha[:, 0].contiguous()).unsqueeze(1)
+            out = _aggregate(structure, h_src[:, 0], alpha[:, 0].contiguous(),
+                             approx=approx).unsqueeze(1)
         else:
-            out = torch.stack([ops.aggregate(structure, h_src[:, h].contiguous(),
-                                             alpha[:, h].contiguous()) for h in range(H)], dim=1)
+            out = torch.stack([_aggregate(structure, h_src[:, h].contiguous(),
+                                          alpha[:, h].contiguous(), approx=approx)
+                               for h in range(H)], dim=1)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if self.res is not None and x_dst is not None:
             out = out + self.res(x_dst)

@@ -5,7 +5,7 @@ Each model stacks ``num_layers`` convolutions like PyG's model of the same name
 with the activation and dropout between layers and none after the last. ``forward(x, blocks)``
 runs layer ``i`` on ``blocks[i]`` (input layer first, as :meth:`SampledSubgraph.blocks` returns
 them) and returns one row per seed; ``forward(x, edge_index)`` (or a CSCGraph) runs every layer on
-the full graph.
+the full graph. ``forward(..., approx=ESSpMM(width=16))`` runs inference with ES-SpMM.
 
 Example:
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
@@ -19,6 +19,7 @@ import torch
 
 from ..graph import CSCGraph
 from ..sampling.subgraph import Block
+from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 
 Tensor = torch.Tensor
@@ -91,12 +92,14 @@ class BasicGNN(torch.nn.Module):
             conv.reset_parameters()
 
     def forward(self, x: Tensor, graph: Graph,
-                edge_weight: Union[Tensor, Sequence[Optional[Tensor]], None] = None) -> Tensor:
+                edge_weight: Union[Tensor, Sequence[Optional[Tensor]], None] = None, *,
+                approx: Optional[ESSpMM] = None) -> Tensor:
         """``x`` ``[num_nodes, in_channels]``; ``graph`` a list of ``num_layers`` Blocks (input
         layer first; ``x`` has ``blocks[0].num_src_nodes`` rows, the result
         ``blocks[-1].num_dst_nodes``), or a full graph (``edge_index`` or CSCGraph) for every
         layer. ``edge_weight`` (GCN only): one tensor for a full graph, one per block (or
-        ``None``) for blocks."""
+        ``None``) for blocks. ``approx=ESSpMM(width, strategy)`` aggregates with ES-SpMM
+        (inference only: under ``torch.no_grad()``)."""
         name = type(self).__name__
         if edge_weight is not None and not self.supports_edge_weight:
             raise ValueError(f"{name}: this model takes no edge_weight")
@@ -123,9 +126,9 @@ class BasicGNN(torch.nn.Module):
             weights = [edge_weight] * self.num_layers
         for i, (conv, layer_graph) in enumerate(zip(self.convs, layer_graphs)):
             if self.supports_edge_weight:
-                x = conv(x, layer_graph, weights[i])
+                x = conv(x, layer_graph, weights[i], approx=approx)
             else:
-                x = conv(x, layer_graph)
+                x = conv(x, layer_graph, approx=approx)
             if i < self.num_layers - 1:
                 if self.act is not None:
                     x = self.act(x)

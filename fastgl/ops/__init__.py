@@ -1,9 +1,9 @@
 """fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
 
-from ._kernels import csc_from_coo, id_map, sample_neighbors, sddmm, spmm
+from ._kernels import csc_from_coo, es_spmm_rows, id_map, sample_neighbors, sddmm, spmm
 
-__all__ = ["aggregate", "csc_from_coo", "edge_softmax", "gat_scores", "id_map", "neighbor_sample",
-           "sample_neighbors", "sddmm", "spmm"]
+__all__ = ["aggregate", "csc_from_coo", "edge_softmax", "es_spmm", "es_spmm_rows", "gat_scores",
+           "id_map", "neighbor_sample", "sample_neighbors", "sddmm", "spmm"]
 
 
 def __getattr__(name):
@@ -12,7 +12,7 @@ def __getattr__(name):
         from ..sampling.neighbor import neighbor_sample
 
         return neighbor_sample
-    if name in ("aggregate", "edge_softmax", "gat_scores"):
+    if name in ("aggregate", "edge_softmax", "es_spmm", "gat_scores"):
         from . import _aggregate
 
         return getattr(_aggregate, name)

@@ -1,5 +1,6 @@
 """Message passing over a CSCGraph or a sampled Block, with autograd: ``aggregate``,
-``edge_softmax`` and ``gat_scores``.
+``edge_softmax`` and ``gat_scores``; and ES-SpMM's approximate aggregation for inference,
+``es_spmm``.
 
 Built on two compiled ops (``torch.ops.fastgl.spmm`` and ``sddmm``): the forward pass is an spmm
 over each destination's in-edges; the backward pass for ``x`` is an spmm over the transposed
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 
 from ..graph import CSCGraph
 from ..sampling.subgraph import Block
-from ._kernels import csc_from_coo, sddmm, spmm
+from ._kernels import csc_from_coo, es_spmm_rows, sddmm, spmm
 
 Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
@@ -80,13 +81,14 @@ class _SpMMMax(torch.autograd.Function):
         return None, None, grad_weight, grad_x
 
 
-def _csc_of(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+def _csc_of(structure: Union[CSCGraph, Block],
+            op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
     slot order (``None`` when the structure's edge order already is)."""
     if isinstance(structure, CSCGraph):
         return structure.indptr, structure.indices, None
     if not isinstance(structure, Block):
-        raise TypeError(f"aggregate: expected a CSCGraph or a Block, got {type(structure).__name__}")
+        raise TypeError(f"{op}: expected a CSCGraph or a Block, got {type(structure).__name__}")
     dst, num_dst = structure.dst, structure.num_dst_nodes
     if dst.numel() < 2 or bool((dst[1:] >= dst[:-1]).all()):  # sampler blocks are dst-sorted
         counts = torch.bincount(dst, minlength=num_dst)
@@ -118,27 +120,98 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
         >>> sub = sampler.sample(seeds)
         >>> h = aggregate(sub.blocks()[0], x[sub.nodes[: sub.blocks()[0].num_src_nodes]])
     """
-    if reduce not in _REDUCTIONS:
-        raise ValueError(f"aggregate: reduce must be one of {_REDUCTIONS}, got {reduce!r}")
-    indptr, indices, perm = _csc_of(structure)
-    num_edges = indices.numel()
-    if not isinstance(x, Tensor) or x.dim() != 2:
-        raise ValueError(f"aggregate: x must be a 2-D tensor [num_src, F], got "
-                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
-    if edge_weight is not None:
-        if edge_weight.dim() != 1 or edge_weight.numel() != num_edges:
-            raise ValueError(f"aggregate: edge_weight must have shape [{num_edges}], got "
-                             f"{tuple(edge_weight.shape)}")
-        if perm is not None:
-            edge_weight = edge_weight[perm]
+    _check_reduce("aggregate", reduce, _REDUCTIONS)
+    indptr, indices, edge_weight = _csc_inputs("aggregate", structure, x, edge_weight)
     if reduce == "max":
         return _SpMMMax.apply(indptr, indices, edge_weight, x)
     if reduce == "mean":
         degree = indptr[1:] - indptr[:-1]
         inv_degree = 1.0 / degree.clamp(min=1).to(x.dtype)
-        scale = torch.repeat_interleave(inv_degree, degree, output_size=num_edges)
+        scale = torch.repeat_interleave(inv_degree, degree, output_size=indices.numel())
         edge_weight = scale if edge_weight is None else edge_weight * scale
     return _SpMM.apply(indptr, indices, edge_weight, x)
+
+
+def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:
+    if reduce not in allowed:
+        raise ValueError(f"{op}: reduce must be one of {allowed}, got {reduce!r}")
+
+
+def _csc_inputs(op: str, structure: Union[CSCGraph, Block], x: Tensor,
+                edge_weight: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    """``(indptr, indices, edge_weight)`` with the weights checked and in CSC slot order."""
+    indptr, indices, perm = _csc_of(structure, op)
+    num_edges = indices.numel()
+    if not isinstance(x, Tensor) or x.dim() != 2:
+        raise ValueError(f"{op}: x must be a 2-D tensor [num_src, F], got "
+                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    _check_device(op, "x", x, indptr)
+    if edge_weight is not None:
+        if edge_weight.dim() != 1 or edge_weight.numel() != num_edges:
+            raise ValueError(f"{op}: edge_weight must have shape [{num_edges}], got "
+                             f"{tuple(edge_weight.shape)}")
+        _check_device(op, "edge_weight", edge_weight, indptr)
+        if perm is not None:
+            edge_weight = edge_weight[perm]
+    return indptr, indices, edge_weight
+
+
+def _check_device(op: str, name: str, t: Tensor, indptr: Tensor) -> None:
+    # Checked here because a tensor on the meta device would reach the fake kernel, not the
+    # compiled op's own device check.
+    if t.device != indptr.device:
+        raise ValueError(f"{op}: {name} is on {t.device} but the graph is on {indptr.device}; "
+                         f"move them to the same device")
+
+
+_ES_STRATEGIES = ("bucket", "fastrand")
+
+
+def es_spmm(structure: Union[CSCGraph, Block], x: Tensor, width: int, strategy: str = "bucket",
+            edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+    """ES-SpMM (papers/004): :func:`aggregate` over a cache-first sample of each node's in-edges.
+
+    Every destination keeps at most ``width`` of its in-edges (in the structure's CSC slot
+    order, i.e. the graph's edge order within a node): the first ``width`` (``"bucket"``) or
+    those at positions ``(j * 577) mod degree`` for ``j < width`` (``"fastrand"``, spread over
+    the whole neighborhood). Nodes with at most ``width`` in-edges are aggregated exactly. The
+    sample is the same on every call: an approximation for fast inference, not a random
+    estimator. CPU and CUDA pick the same edges and agree to rounding.
+
+    **Inference only**: there is no backward; it raises if gradients would be needed (run it
+    under ``torch.no_grad()`` or ``torch.inference_mode()``, and train with :func:`aggregate`).
+
+    Args:
+        structure: a :class:`~fastgl.CSCGraph` or a sampled :class:`~fastgl.Block`.
+        x: ``[num_src, F]`` source features (fp32, fp64, fp16 or bf16; fp32 accumulation).
+        width: edges kept per node (ES-SpMM's shared-memory width ``S``), ``>= 1``.
+        strategy: ``"bucket"`` or ``"fastrand"``.
+        edge_weight: ``[E]`` weights in the structure's own edge order, or ``None`` (ones).
+        reduce: ``"sum"`` (ES-SpMM's), ``"mean"`` (over the kept edges) or ``"max"``.
+
+    Returns:
+        ``[num_dst, F]``.
+
+    Example:
+        >>> with torch.no_grad():
+        ...     h = es_spmm(graph, x, width=16, strategy="fastrand", reduce="mean")
+    """
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise ValueError(f"es_spmm: width must be an int >= 1, got {width!r}")
+    if strategy not in _ES_STRATEGIES:
+        raise ValueError(f"es_spmm: strategy must be one of {_ES_STRATEGIES}, got {strategy!r}")
+    _check_reduce("es_spmm", reduce, _REDUCTIONS)
+    indptr, indices, edge_weight = _csc_inputs("es_spmm", structure, x, edge_weight)
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
+                                       for t in (x, edge_weight)):
+        raise RuntimeError("es_spmm: inference only, it has no backward; call it under "
+                           "torch.no_grad() or torch.inference_mode() (train with aggregate())")
+    out = es_spmm_rows(indptr, indices, x, width, strategy, edge_weight,
+                       "max" if reduce == "max" else "sum")
+    if reduce == "mean":
+        kept = (indptr[1:] - indptr[:-1]).clamp(min=1, max=width)
+        out = out / kept.unsqueeze(1).to(out.dtype)
+    return out
 
 
 class _EdgeSoftmax(torch.autograd.Function):
@@ -170,6 +243,7 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
         shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
         raise ValueError(f"edge_softmax: scores must have shape [E] or [E, H] with "
                          f"E = {int(indptr[-1])}, got {shape}")
+    _check_device("edge_softmax", "scores", scores, indptr)
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
         columns = columns[perm]

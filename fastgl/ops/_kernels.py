@@ -81,6 +81,17 @@ def spmm(indptr: Tensor, indices: Tensor, x: Tensor, weight: Optional[Tensor] = 
     return torch.ops.fastgl.spmm(indptr, indices, weight, x)
 
 
+def es_spmm_rows(indptr: Tensor, indices: Tensor, x: Tensor, width: int, strategy: str,
+                 weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+    """:func:`spmm` (``reduce="sum"``) or its max over at most ``width`` edges of each row
+    (ES-SpMM's cache-first sampling).
+
+    Row ``r`` of degree ``d`` reads its edges ``0 .. min(d, width) - 1`` (``"bucket"``) or
+    ``(j * 577) mod d`` for ``j < width`` (``"fastrand"``, when ``d > width``). No autograd.
+    """
+    return torch.ops.fastgl.es_spmm(indptr, indices, weight, x, width, strategy, reduce)
+
+
 def sddmm(indptr: Tensor, indices: Tensor, a: Tensor, b: Tensor) -> Tensor:
     """``out[k] = <a[r], b[indices[k]]>`` for every edge ``k`` of row ``r``; shape ``[E]``."""
     return torch.ops.fastgl.sddmm(indptr, indices, a, b)
@@ -98,6 +109,11 @@ def _edge_softmax_backward_fake(indptr, out, grad):
 
 @register_fake("fastgl::spmm")
 def _spmm_fake(indptr, indices, weight, x):
+    return x.new_empty(indptr.shape[0] - 1, x.shape[1])
+
+
+@register_fake("fastgl::es_spmm")
+def _es_spmm_fake(indptr, indices, weight, x, width, strategy, reduce):
     return x.new_empty(indptr.shape[0] - 1, x.shape[1])
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, edge_softmax, sddmm, spmm
+from fastgl.ops import aggregate, edge_softmax, es_spmm, sddmm, spmm
 
 
 def graph_with_hub(index_dtype):
@@ -33,6 +33,35 @@ def test_spmm_and_sddmm_cuda_equal_cpu(index_dtype, dim, weighted):
     a = torch.randn(graph.num_nodes, dim)
     torch.testing.assert_close(sddmm(cuda.indptr, cuda.indices, a.cuda(), x.cuda()).cpu(),
                                sddmm(graph.indptr, graph.indices, a, x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("width", [1, 16, 32, 33, 600])
+@pytest.mark.parametrize("strategy", ["bucket", "fastrand"])
+def test_es_spmm_cuda_picks_the_cpu_edges(index_dtype, width, strategy):
+    graph = graph_with_hub(index_dtype)
+    cuda = graph.to("cuda")
+    for dim in (1, 45, 300):
+        x = torch.randn(graph.num_nodes, dim)
+        w = torch.rand(graph.num_edges)
+        for reduce in ("sum", "max"):
+            expected = torch.ops.fastgl.es_spmm(graph.indptr, graph.indices, w, x, width,
+                                                strategy, reduce)
+            got = torch.ops.fastgl.es_spmm(cuda.indptr, cuda.indices, w.cuda(), x.cuda(), width,
+                                           strategy, reduce).cpu()
+            if reduce == "max":  # the same picked edges give bit-identical maxima
+                assert torch.equal(got, expected)
+            else:
+                torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_es_spmm_cuda_half_precision(dtype):
+    graph = graph_with_hub(torch.int64)
+    x = torch.rand(graph.num_nodes, 40).to(dtype)
+    got = es_spmm(graph.to("cuda"), x.cuda(), 64, "fastrand").cpu()
+    torch.testing.assert_close(got.float(), es_spmm(graph, x, 64, "fastrand").float(),
+                               rtol=1e-2, atol=1e-2)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])

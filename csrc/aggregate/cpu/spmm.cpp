@@ -1,4 +1,4 @@
-// CPU reference for spmm and sddmm: rows in parallel, accumulation in the op-math type (fp32
+// CPU reference for spmm, es_spmm and sddmm: rows in parallel, accumulation in the op-math type (fp32
 // for fp16/bf16 inputs), edges of a row in order.
 #include "aggregate/spmm.h"
 
@@ -13,10 +13,12 @@ namespace {
 
 constexpr int64_t kRowGrain = 64;
 
-// `arg_out` (the winning slot per feature) is written when not null.
-template <template <typename> class Reducer, typename scalar_t, typename index_t>
+// Row r reduces the edges `selector` picks from it, in slot order; `arg_out` (the winning slot
+// per feature) is written when not null.
+template <template <typename> class Reducer, typename Selector, typename scalar_t,
+          typename index_t>
 void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar_t* weight,
-               const at::Tensor& x, at::Tensor& out, int64_t* arg_out) {
+               const at::Tensor& x, Selector selector, at::Tensor& out, int64_t* arg_out) {
   using acc_t = at::opmath_type<scalar_t>;
   const int64_t num_rows = indptr.numel() - 1, dim = x.size(1);
   const int64_t* row_start = indptr.data_ptr<int64_t>();
@@ -27,7 +29,9 @@ void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar
     std::vector<Reducer<acc_t>> acc(dim);
     for (int64_t r = begin; r < end; ++r) {
       acc.assign(dim, Reducer<acc_t>{});
-      for (int64_t k = row_start[r]; k < row_start[r + 1]; ++k) {
+      const int64_t degree = row_start[r + 1] - row_start[r];
+      for (int64_t slot = 0; slot < selector.count(degree); ++slot) {
+        const int64_t k = row_start[r] + selector.edge(slot, degree);
         const acc_t w = weight ? static_cast<acc_t>(weight[k]) : acc_t(1);
         const scalar_t* x_row = x_data + static_cast<int64_t>(column[k]) * dim;
         for (int64_t f = 0; f < dim; ++f) acc[f].add(w * static_cast<acc_t>(x_row[f]), k);
@@ -65,18 +69,17 @@ void sddmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const at::T
   });
 }
 
-
 struct CpuSpmm {
-  template <template <typename> class Reducer>
+  template <template <typename> class Reducer, typename Selector>
   static at::Tensor run(const at::Tensor& indptr, const at::Tensor& indices,
                         const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                        int64_t* arg_out);
+                        Selector selector, int64_t* arg_out);
 };
 
-template <template <typename> class Reducer>
+template <template <typename> class Reducer, typename Selector>
 at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
-                       const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                       int64_t* arg_out) {
+                        const c10::optional<at::Tensor>& weight, const at::Tensor& x,
+                        Selector selector, int64_t* arg_out) {
   const at::Tensor x_c = x.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
@@ -84,7 +87,8 @@ at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      spmm_rows<Reducer, scalar_t, index_t>(indptr_c, indices_c, w, x_c, out, arg_out);
+      spmm_rows<Reducer, Selector, scalar_t, index_t>(indptr_c, indices_c, w, x_c, selector,
+                                                      out, arg_out);
     });
   });
   return out;
@@ -109,6 +113,7 @@ at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
   m.impl("spmm", &spmm_entry<CpuSpmm>);
   m.impl("spmm_max", &spmm_max_entry<CpuSpmm>);
+  m.impl("es_spmm", &es_spmm_entry<CpuSpmm>);
   m.impl("sddmm", &sddmm_cpu);
 }
 

@@ -1,0 +1,65 @@
+"""Approximate aggregation for fast inference: ES-SpMM (papers/004).
+
+Pass ``approx=ESSpMM(width=..., strategy=...)`` to a model's or layer's ``forward`` to run every
+neighborhood aggregation over at most ``width`` in-edges per node instead of all of them (see
+:func:`fastgl.ops.es_spmm`). Inference only: call it under ``torch.no_grad()`` with the model in
+``eval()`` mode.
+
+Example:
+    >>> model.eval()
+    >>> with torch.no_grad():
+    ...     logits = model(x, graph, approx=ESSpMM(width=16, strategy="fastrand"))
+"""
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import torch
+
+from .. import ops
+from ..graph import CSCGraph
+from ..sampling.subgraph import Block
+
+Tensor = torch.Tensor
+
+__all__ = ["ESSpMM"]
+
+
+@dataclass(frozen=True)
+class ESSpMM:
+    """ES-SpMM's cache-first edge sampling as a model's aggregation.
+
+    Attributes:
+        width: in-edges kept per node (the paper's shared-memory width ``S``); nodes with at
+            most ``width`` in-edges are aggregated exactly.
+        strategy: ``"bucket"`` (the first ``width`` in-edges) or ``"fastrand"`` (spread over the
+            neighborhood by ``(j * 577) mod degree``).
+
+    Sum aggregation (GCN, GIN, GAT) sums the kept edges with their weights, as ES-SpMM; mean
+    (GraphSAGE) averages the kept edges; max takes their maximum.
+    """
+
+    width: int
+    strategy: str = "bucket"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.width, int) or isinstance(self.width, bool) or self.width < 1:
+            raise ValueError(f"ESSpMM: width must be an int >= 1, got {self.width!r}")
+        if self.strategy not in ("bucket", "fastrand"):
+            raise ValueError(f"ESSpMM: strategy must be 'bucket' or 'fastrand', got "
+                             f"{self.strategy!r}")
+
+    def aggregate(self, structure: Union[CSCGraph, Block], x: Tensor,
+                  edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+        """:func:`fastgl.ops.aggregate`'s contract, over the sampled in-edges."""
+        return ops.es_spmm(structure, x, self.width, self.strategy, edge_weight, reduce)
+
+
+def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor] = None,
+              reduce: str = "sum", approx: Optional[ESSpMM] = None) -> Tensor:
+    """Exact :func:`fastgl.ops.aggregate`, or ``approx``'s approximation when given."""
+    if approx is None:
+        return ops.aggregate(structure, x, edge_weight, reduce)
+    if not isinstance(approx, ESSpMM):
+        raise TypeError(f"approx must be a fastgl.nn.ESSpMM or None, got {type(approx).__name__}")
+    return approx.aggregate(structure, x, edge_weight, reduce)
