@@ -17,3 +17,26 @@ def test_sampling_benchmark_runs_and_writes_json(tmp_path):
     methods = {row["method"] for row in written["sampling"]}
     assert {"fastgl", "torch", "fastgl-batched"} <= methods
     assert all(row["edges_per_s"] > 0 for row in payload["sampling"])
+
+
+def test_es_spmm_benchmark_runs_and_writes_json(tmp_path):
+    from benchmarks import es_spmm
+
+    out = tmp_path / "es_spmm.json"
+    es_spmm.main(["--rmat", "tiny", "--repeat", "1", "--widths", "2", "8", "--dims", "8",
+                  "--accuracy-widths", "2", "--datasets", "cora", "--epochs", "3",
+                  "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["benchmark"] == "es_spmm" and "git_commit" in written["environment"]
+    rows = [r for r in written["speed"] if r["graph"] == "rmat-tiny"]
+    assert {r["method"] for r in rows} == {"torch.sparse", "fastgl", "es_spmm"}
+    assert {(r["strategy"], r["width"]) for r in rows if r["method"] == "es_spmm"} == {
+        (s, w) for s in ("bucket", "fastrand") for w in (2, 8)}
+    assert all(r["median_s"] > 0 and 0 < r["sampling_rate"] <= 1 for r in rows)
+    rates = {r["width"]: r["sampling_rate"] for r in rows if r["method"] == "es_spmm"}
+    assert rates[2] < rates[8]
+    cora = es_spmm.DEFAULT_DATA_DIR / es_spmm.PLANETOID / "ind.cora.graph"
+    # Per model: exact, then bucket and fastrand at width 2 (nothing when the data is absent).
+    assert len(written["accuracy"]) == (6 if cora.exists() else 0)
+    for row in written["accuracy"]:
+        assert row["dataset"] == "cora" and 0 <= row["test_acc"] <= 1
