@@ -545,19 +545,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     # torch.sparse CSR's "beta" and invariant-check notices, once per process; not our news.
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)
-    device, note = harness.resolve_device(args.device)
-    if note:
-        print(f"note: {note}")
-    env = harness.environment(device)
     import torch_geometric
-    env["torch_geometric"] = torch_geometric.__version__
-    print(f"aggregate benchmark: preset {args.preset}, {env['device_name']} ({device}), "
-          f"{env['torch_threads']} threads, torch {env['torch']}, torch_geometric "
-          f"{env['torch_geometric']}, commit {env['git_commit'][:10]}")
+    device, note, env = harness.start_run("aggregate", args,
+                                          {"torch_geometric": torch_geometric.__version__})
     support = csr_backward_support(device)
     budget = args.memory_budget_gb or default_memory_budget(device)
 

@@ -36,7 +36,7 @@ features), then evaluated on the test nodes with exact aggregation and with
 accuracy lost at each width).
 
 The JSON (environment, arguments, rows) goes to
-``benchmarks/results/es_spmm-<device tag>-<preset>.json`` unless ``--out`` is given.
+``benchmarks/results/es_spmm-<device tag>[-<threads>t].json`` unless ``--out`` is given.
 """
 
 from __future__ import annotations
@@ -237,25 +237,17 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="folder holding planetoid/raw and the snap_* graphs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/"
-                                                    "es_spmm-<device>-default.json)")
+                                                    "es_spmm-<device>[-<threads>t].json)")
     args = parser.parse_args(argv)
     if args.repeat < 1 or min(args.widths + args.accuracy_widths) < 1:
         parser.error("--repeat and every width must be >= 1")
-    args.preset = "default"  # the result file name's last part, as in the other benchmarks
     return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)
-    device, note = harness.resolve_device(args.device)
-    if note:
-        print(f"note: {note}")
-    env = harness.environment(device)
-    print(f"es_spmm benchmark: {env['device_name']} ({device}), {env['torch_threads']} threads, "
-          f"torch {env['torch']}, commit {env['git_commit'][:10]}", flush=True)
+    device, note, env = harness.start_run("es_spmm", args)
     payload: Dict = {"benchmark": "es_spmm", "environment": env, "note": note,
                      "args": vars(args), "speed": [], "accuracy": []}
     if "speed" in args.parts:

@@ -114,6 +114,24 @@ def environment(device: Device) -> Dict[str, Any]:
     return env
 
 
+def start_run(name: str, args: Any,
+              extra: Optional[Dict[str, str]] = None) -> Tuple[torch.device, Optional[str], Dict]:
+    """A benchmark's common start: ``--threads``, the device (with a note when it fell back),
+    the environment record (plus ``extra`` entries) and a one-line header; returns
+    ``(device, note, environment)``."""
+    if getattr(args, "threads", None):
+        torch.set_num_threads(args.threads)
+    device, note = resolve_device(args.device)
+    if note:
+        print(f"note: {note}")
+    env = dict(environment(device), **(extra or {}))
+    versions = "".join(f", {key} {value}" for key, value in (extra or {}).items())
+    preset = f", preset {args.preset}" if getattr(args, "preset", None) else ""
+    print(f"{name} benchmark{preset}: {env['device_name']} ({device}), {env['torch_threads']} "
+          f"threads, torch {env['torch']}{versions}, commit {env['git_commit'][:10]}", flush=True)
+    return device, note, env
+
+
 def load_average() -> Optional[List[float]]:
     """The 1, 5 and 15 minute load averages (``None`` where the OS has none)."""
     try:
@@ -171,9 +189,11 @@ def results_path(name: str, tag: str) -> Path:
 
 def save_results(name: str, payload: Dict[str, Any], device: Device, args: Any) -> Path:
     """Records the load average after the run into ``payload["environment"]`` and writes it to
-    ``args.out`` or ``benchmarks/results/<name>-<device>-<preset>[-<threads>t].json``."""
+    ``args.out`` or ``benchmarks/results/<name>-<device>[-<preset>][-<threads>t].json``."""
     payload["environment"]["load_average_after"] = load_average()
-    tag = f"{device_tag(device)}-{args.preset}"
+    tag = device_tag(device)
+    if getattr(args, "preset", None):
+        tag += f"-{args.preset}"
     if getattr(args, "threads", None):
         tag += f"-{args.threads}t"
     path = write_json(payload, args.out or results_path(name, tag))

@@ -416,14 +416,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device, note = harness.resolve_device(args.device)
-    if note:
-        print(f"note: {note}")
-    env = harness.environment(device)
-    print(f"sampling benchmark: preset {args.preset}, {env['device_name']} ({device}), "
-          f"{env['torch_threads']} threads, torch {env['torch']}, commit {env['git_commit'][:10]}")
+    device, note, env = harness.start_run("sampling", args)
 
     graph, info, csc_rows = build_graph(args, device)
     print(f"graph: {info['num_nodes']:,} nodes, {info['num_edges']:,} edges, max in-degree "
