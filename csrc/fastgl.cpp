@@ -16,6 +16,12 @@ TORCH_LIBRARY(fastgl, m) {
   m.def(
       "es_spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x, int width, str strategy, "
       "str reduce) -> Tensor");
+  m.def(
+      "spmm_max_backward_x(Tensor t_indptr, Tensor t_rows, Tensor t_slots, Tensor? weight, "
+      "Tensor arg, Tensor grad) -> Tensor");
+  m.def(
+      "spmm_max_backward_weight(Tensor indptr, Tensor indices, Tensor x, Tensor arg, "
+      "Tensor grad) -> Tensor");
   m.def("sddmm(Tensor indptr, Tensor indices, Tensor a, Tensor b) -> Tensor");
   m.def("edge_softmax(Tensor indptr, Tensor scores) -> Tensor");
   m.def("edge_softmax_backward(Tensor indptr, Tensor out, Tensor grad) -> Tensor");

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import aggregate, edge_softmax, gat_scores, sddmm, spmm
+from fastgl.ops import aggregate, csc_from_coo, edge_softmax, gat_scores, sddmm, spmm
 from fastgl.sampling import Block
 
 
@@ -105,6 +105,54 @@ def test_gradcheck_graph_and_unsorted_block(reduce):
     assert torch.autograd.gradcheck(lambda x, w: aggregate(block, x, w, reduce), (xb, wb))
 
 
+@settings(max_examples=30)
+@given(graphs(), st.sampled_from([1, 6, 40]))
+def test_max_backward_ops_match_autograd_of_reference(graph_and_gen, dim):
+    # Continuous random values: no ties, so every (row, feature) has one winner, as in torch.
+    graph, gen = graph_and_gen
+    x = torch.randn(graph.num_nodes, dim, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = torch.rand(graph.num_edges, generator=gen, dtype=torch.float64, requires_grad=True)
+    grad_out = torch.randn(graph.num_nodes, dim, generator=gen, dtype=torch.float64)
+    got = torch.autograd.grad(aggregate(graph, x, w, "max"), (x, w), grad_out)
+    expected_out = reference_aggregate(graph.indices.long(), slot_targets(graph),
+                                       graph.num_nodes, x, w, "max")
+    expected = torch.autograd.grad(expected_out, (x, w), grad_out, allow_unused=True)
+    for ours, theirs in zip(got, expected):
+        torch.testing.assert_close(ours, torch.zeros_like(ours) if theirs is None else theirs)
+
+
+def test_max_backward_ops_reject_bad_inputs():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 2]]))
+    x, grad = torch.ones(3, 2), torch.ones(3, 2)
+    arg = torch.zeros(3, 2, dtype=torch.long)
+    backward_weight = torch.ops.fastgl.spmm_max_backward_weight
+    with pytest.raises(RuntimeError, match="spmm_max_backward_weight: arg has shape"):
+        backward_weight(graph.indptr, graph.indices, x, arg[:2], grad)
+    with pytest.raises(RuntimeError, match="spmm_max_backward_weight: arg must be Long"):
+        backward_weight(graph.indptr, graph.indices, x, arg.int(), grad)
+    with pytest.raises(RuntimeError, match="spmm_max_backward_weight: grad has 3 columns but x"):
+        backward_weight(graph.indptr, graph.indices, torch.ones(3, 2), torch.zeros(
+            3, 3, dtype=torch.long), torch.ones(3, 3))
+    slots = torch.tensor([0, 1, 2])
+    backward_x = torch.ops.fastgl.spmm_max_backward_x
+    with pytest.raises(RuntimeError, match="spmm_max_backward_x: t_slots id 5 out of range"):
+        backward_x(graph.indptr, graph.indices, torch.tensor([0, 1, 5]), None, arg, grad)
+    with pytest.raises(RuntimeError, match="spmm_max_backward_x: edge_weight has 2 entries"):
+        backward_x(graph.indptr, graph.indices, slots, torch.ones(2), arg, grad)
+    with pytest.raises(RuntimeError, match="spmm_max_backward_x: t_rows id 2 out of range"):
+        backward_x(graph.indptr, graph.indices, slots, None, arg[:2], grad[:2])
+
+
+def test_max_backward_ignores_winners_outside_the_row():
+    # Row 2's winner 0 is an edge of row 1: it wins nothing there (and is no memory error).
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 2]]))
+    arg = torch.tensor([[-1], [0], [0]])
+    grad = torch.tensor([[1.0], [2.0], [4.0]])
+    got = torch.ops.fastgl.spmm_max_backward_weight(graph.indptr, graph.indices,
+                                                    torch.ones(3, 1), arg, grad)
+    assert got.tolist() == [2.0, 0.0, 0.0]
+
+
 def test_backward_is_deterministic():
     graph = CSCGraph.from_edge_index(torch.randint(0, 500, (2, 20000),
                                                    generator=torch.Generator().manual_seed(4)))
@@ -158,7 +206,7 @@ def test_bad_inputs():
         aggregate(graph, torch.ones(3))
     with pytest.raises(ValueError, match=r"aggregate: edge_weight must have shape \[2\]"):
         aggregate(graph, x, torch.ones(3))
-    with pytest.raises(RuntimeError, match="spmm: edge_weight dtype Double differs from x"):
+    with pytest.raises(RuntimeError, match="spmm: edge_weight dtype Double differs from the features. dtype Float"):
         aggregate(graph, x, torch.ones(2, dtype=torch.float64))
     with pytest.raises(RuntimeError, match="spmm: indices id 1 out of range"):
         spmm(graph.indptr, graph.indices, torch.ones(1, 2))
@@ -186,6 +234,14 @@ def test_opcheck():
     torch.library.opcheck(torch.ops.fastgl.spmm.default, (graph.indptr, graph.indices, None, x))
     torch.library.opcheck(torch.ops.fastgl.sddmm.default, (graph.indptr, graph.indices, x, x))
     torch.library.opcheck(torch.ops.fastgl.spmm_max.default, (graph.indptr, graph.indices, w, x))
+    _, arg = torch.ops.fastgl.spmm_max(graph.indptr, graph.indices, w, x)
+    grad = torch.randn(20, 6, generator=gen)
+    torch.library.opcheck(torch.ops.fastgl.spmm_max_backward_weight.default,
+                          (graph.indptr, graph.indices, x, arg, grad))
+    rows = torch.repeat_interleave(torch.arange(20), graph.in_degrees())
+    t_indptr, t_rows, t_slots = csc_from_coo(rows, graph.indices, 20)
+    torch.library.opcheck(torch.ops.fastgl.spmm_max_backward_x.default,
+                          (t_indptr, t_rows, t_slots, w, arg, grad))
 
 
 def test_torch_compile_forward_and_backward():

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything a machine with a GPU should verify, in one run (about 5-10 minutes on one H100):
-# build with CUDA, the CUDA tests, compute-sanitizer over them, and the sampling benchmark.
+# build with CUDA, the CUDA tests, compute-sanitizer over them, and the sampling, aggregation and
+# ES-SpMM benchmarks.
 # Logs and JSON results go to $OUT (default ./gpu-check); commit the JSON under benchmarks/results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,3 +29,6 @@ run bench-small $PY -m benchmarks.sampling --device cuda --preset small \
     --out "$OUT/sampling-cuda-small.json"
 run bench-products $PY -m benchmarks.sampling --device cuda --preset products \
     --out "$OUT/sampling-cuda-products.json"
+run bench-aggregate $PY -m benchmarks.aggregate --device cuda --preset products \
+    --whole-preset products --out "$OUT/aggregate-cuda-products.json"
+run bench-es-spmm $PY -m benchmarks.es_spmm --device cuda --out "$OUT/es_spmm-cuda.json"

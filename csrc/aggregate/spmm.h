@@ -83,19 +83,26 @@ inline void check_features(const char* op, const char* name, const at::Tensor& t
   check_same_device(op, name, t, "indptr", indptr);
 }
 
+// Optional per-edge weights: 1-D, one per edge, of the features' dtype, on their device.
+inline void check_edge_weight(const char* op, const c10::optional<at::Tensor>& weight,
+                              int64_t num_edges, const at::Tensor& features,
+                              const at::Tensor& indptr) {
+  if (!weight.has_value()) return;
+  check_dim(op, "edge_weight", *weight, 1);
+  FASTGL_CHECK(weight->numel() == num_edges, op, "edge_weight has ", weight->numel(),
+               " entries but the structure has ", num_edges, " edges");
+  FASTGL_CHECK(weight->scalar_type() == features.scalar_type(), op, "edge_weight dtype ",
+               weight->scalar_type(), " differs from the features' dtype ",
+               features.scalar_type());
+  check_same_device(op, "edge_weight", *weight, "indptr", indptr);
+}
+
 inline void check_spmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                               const c10::optional<at::Tensor>& weight, const at::Tensor& x,
                               const char* op = "spmm") {
   check_structure(op, indptr, indices);
   check_features(op, "x", x, indptr);
-  if (weight.has_value()) {
-    check_dim(op, "edge_weight", *weight, 1);
-    FASTGL_CHECK(weight->numel() == indices.numel(), op, "edge_weight has ", weight->numel(),
-                 " entries but the structure has ", indices.numel(), " edges");
-    FASTGL_CHECK(weight->scalar_type() == x.scalar_type(), op, "edge_weight dtype ",
-                 weight->scalar_type(), " differs from x dtype ", x.scalar_type());
-    check_same_device(op, "edge_weight", *weight, "indptr", indptr);
-  }
+  check_edge_weight(op, weight, indices.numel(), x, indptr);
   check_ids_in_range(op, "indices", indices, x.size(0));
 }
 

@@ -2,10 +2,11 @@
 ``edge_softmax`` and ``gat_scores``; and ES-SpMM's approximate aggregation for inference,
 ``es_spmm``.
 
-Built on two compiled ops (``torch.ops.fastgl.spmm`` and ``sddmm``): the forward pass is an spmm
-over each destination's in-edges; the backward pass for ``x`` is an spmm over the transposed
-structure and for ``edge_weight`` an sddmm, so gradients are deterministic (every output row is
-reduced by one owner, without float atomics).
+Built on compiled ops (``torch.ops.fastgl.spmm``, ``sddmm``, ``spmm_max`` and its backward ops):
+the forward pass is an spmm over each destination's in-edges; the backward pass for ``x`` is an
+spmm over the transposed structure and for ``edge_weight`` an sddmm (max: the same, restricted
+to each feature's winning edge), so gradients are deterministic (every output entry is reduced
+by one owner, without float atomics).
 """
 
 from typing import Optional, Tuple, Union
@@ -52,32 +53,28 @@ class _SpMM(torch.autograd.Function):
 
 class _SpMMMax(torch.autograd.Function):
     """Max aggregation; the forward records the winning slot of every (row, feature), and the
-    backward routes each output gradient to that slot's source (and edge weight)."""
+    backward ops route each output gradient to that slot's source (and edge weight), every
+    entry summed by one owner (deterministic, no float atomics)."""
 
     @staticmethod
     def forward(ctx, indptr, indices, weight, x):
         out, arg = torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
-        ctx.save_for_backward(indices, weight, x, arg)
+        ctx.save_for_backward(indptr, indices, weight, x, arg)
         ctx.mark_non_differentiable(arg)
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        indices, weight, x, arg = ctx.saved_tensors
-        won = arg >= 0  # rows without edges output 0 and pass no gradient
-        slot = arg.clamp(min=0)
-        source = indices.long()[slot]  # [R, F]: source row of the winner of each (row, feature)
-        grad_out = grad_out * won
+        indptr, indices, weight, x, arg = ctx.saved_tensors
+        grad_out = grad_out.contiguous()
         grad_weight = grad_x = None
         if ctx.needs_input_grad[2]:
-            picked = torch.gather(x, 0, source)
-            grad_weight = torch.zeros_like(weight).index_add_(
-                0, slot.flatten(), (grad_out * picked).flatten())
+            grad_weight = torch.ops.fastgl.spmm_max_backward_weight(indptr, indices, x, arg,
+                                                                    grad_out)
         if ctx.needs_input_grad[3]:
-            scaled = grad_out if weight is None else grad_out * weight[slot]
-            flat_target = (source * x.shape[1] + torch.arange(x.shape[1], device=x.device)).flatten()
-            grad_x = torch.zeros_like(x).view(-1).index_add_(0, flat_target, scaled.flatten())
-            grad_x = grad_x.view_as(x)
+            t_indptr, t_rows, t_slots = _transposed(indptr, indices, x.shape[0])
+            grad_x = torch.ops.fastgl.spmm_max_backward_x(t_indptr, t_rows, t_slots, weight, arg,
+                                                          grad_out)
         return None, None, grad_weight, grad_x
 
 
@@ -109,9 +106,8 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
         x: ``[num_src, F]`` source features (fp32, fp64, fp16 or bf16; fp32 accumulation).
         edge_weight: ``[E]`` weights in the structure's own edge order (CSC slot order for a
             graph, edge order for a block), or ``None`` for all ones; differentiable.
-        reduce: ``"sum"``, ``"mean"`` or ``"max"`` (per feature; ties go to the first edge).
-            Nodes without in-edges get zeros. The max backward scatters with ``index_add_``,
-            which on CUDA is deterministic only under ``torch.use_deterministic_algorithms``.
+        reduce: ``"sum"``, ``"mean"`` or ``"max"`` (per feature; ties go to the first edge,
+            which alone gets the gradient). Nodes without in-edges get zeros.
 
     Returns:
         ``[num_dst, F]``.

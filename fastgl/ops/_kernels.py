@@ -123,6 +123,16 @@ def _spmm_max_fake(indptr, indices, weight, x):
     return x.new_empty(rows, x.shape[1]), x.new_empty(rows, x.shape[1], dtype=torch.int64)
 
 
+@register_fake("fastgl::spmm_max_backward_x")
+def _spmm_max_backward_x_fake(t_indptr, t_rows, t_slots, weight, arg, grad):
+    return grad.new_empty(t_indptr.shape[0] - 1, grad.shape[1])
+
+
+@register_fake("fastgl::spmm_max_backward_weight")
+def _spmm_max_backward_weight_fake(indptr, indices, x, arg, grad):
+    return grad.new_empty(indices.shape[0])
+
+
 @register_fake("fastgl::sddmm")
 def _sddmm_fake(indptr, indices, a, b):
     return a.new_empty(indices.shape[0])

@@ -99,3 +99,13 @@ def test_edge_softmax_cuda_equals_cpu(heads):
     out_cuda.backward(grad.cuda())
     torch.testing.assert_close(out_cuda.detach().cpu(), out.detach(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(scores_cuda.grad.cpu(), scores.grad, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "max"])
+def test_aggregate_backward_cuda_is_deterministic(reduce):
+    graph = graph_with_hub(torch.int64).to("cuda")
+    x = torch.randn(graph.num_nodes, 70, device="cuda", requires_grad=True)
+    w = torch.rand(graph.num_edges, device="cuda", requires_grad=True)
+    grads = [torch.autograd.grad(aggregate(graph, x, w, reduce).square().sum(), (x, w))
+             for _ in range(2)]
+    assert all(torch.equal(a, b) for a, b in zip(*grads))

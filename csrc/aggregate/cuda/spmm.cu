@@ -6,6 +6,7 @@
 // length are walked tile by tile (FastGL's kernel assumes degree <= fanout). ES-SpMM's
 // cache-first sampling (papers/004) is the same kernel reading only the picked edges: with
 // width <= 32 a row's whole sample sits in shared memory as one tile.
+#include "aggregate/cuda/warp_rows.cuh"
 #include "aggregate/spmm.h"
 #include "common/cuda_utils.cuh"
 
@@ -16,11 +17,6 @@ namespace fastgl::aggregate {
 namespace {
 
 using fastgl::cuda::current_stream;
-
-constexpr int kWarp = 32;
-// Rows per block (X; the feature tile Y is one warp wide). A first choice, to be tuned on a GPU.
-constexpr int kRowsPerBlock = 8;
-constexpr int64_t kMaxGridY = 65535;
 
 // Row r reduces the edges `selector` picks from it, in slot order; `arg_out` (the winning slot
 // per feature, for max) is written when not null.
@@ -86,12 +82,6 @@ __global__ void sddmm_kernel(const int64_t* row_start, const index_t* column, co
   }
 }
 
-dim3 row_blocks(int64_t num_rows, int64_t feature_tiles) {
-  const int64_t tiles = feature_tiles < kMaxGridY ? feature_tiles : kMaxGridY;
-  return dim3(static_cast<unsigned>((num_rows + kRowsPerBlock - 1) / kRowsPerBlock),
-              static_cast<unsigned>(tiles > 0 ? tiles : 1));
-}
-
 struct CudaSpmm {
   template <template <typename> class Reducer, typename Selector>
   static at::Tensor run(const at::Tensor& indptr, const at::Tensor& indices,
@@ -114,10 +104,10 @@ at::Tensor CudaSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cuda", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
       spmm_kernel<Reducer, Selector, scalar_t, index_t>
-          <<<row_blocks(num_rows, (dim + kWarp - 1) / kWarp), dim3(kWarp, kRowsPerBlock), 0,
-             current_stream()>>>(indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
-                                 x_c.data_ptr<scalar_t>(), num_rows, dim, selector,
-                                 out.data_ptr<scalar_t>(), arg_out);
+          <<<warp_row_blocks(num_rows, dim), warp_row_threads(), 0, current_stream()>>>(
+              indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
+              x_c.data_ptr<scalar_t>(), num_rows, dim, selector, out.data_ptr<scalar_t>(),
+              arg_out);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
@@ -138,7 +128,7 @@ at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, a.scalar_type(), "sddmm_cuda", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sddmm_cuda", [&] {
       sddmm_kernel<scalar_t, index_t>
-          <<<row_blocks(num_rows, 1), dim3(kWarp, kRowsPerBlock), 0, current_stream()>>>(
+          <<<warp_row_blocks(num_rows, 1), warp_row_threads(), 0, current_stream()>>>(
               indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(),
               a_c.data_ptr<scalar_t>(), b_c.data_ptr<scalar_t>(), num_rows, a.size(1),
               out.data_ptr<scalar_t>());
