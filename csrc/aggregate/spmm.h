@@ -13,6 +13,9 @@
 
 #include <ATen/ATen.h>
 #include <c10/macros/Macros.h>
+#include <c10/util/string_view.h>
+
+#include <string>
 
 namespace fastgl::aggregate {
 
@@ -132,10 +135,16 @@ at::Tensor spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
   return Backend::template run<SumReducer>(indptr, indices, weight, x, AllEdges{}, nullptr);
 }
 
+// String arguments compared and printed through one type: c10::string_view differs across the
+// supported torch versions (its own class on 2.2, std::string_view later).
+inline std::string as_string(c10::string_view value) {
+  return std::string(value.data(), value.size());
+}
+
 template <typename Backend, typename Selector>
 at::Tensor spmm_picked(const at::Tensor& indptr, const at::Tensor& indices,
                        const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                       Selector selector, c10::string_view reduce) {
+                       Selector selector, const std::string& reduce) {
   if (reduce == "max") {
     return Backend::template run<MaxReducer>(indptr, indices, weight, x, selector, nullptr);
   }
@@ -147,8 +156,10 @@ at::Tensor spmm_picked(const at::Tensor& indptr, const at::Tensor& indices,
 template <typename Backend>
 at::Tensor es_spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
                          const c10::optional<at::Tensor>& weight, const at::Tensor& x,
-                         int64_t width, c10::string_view strategy, c10::string_view reduce) {
+                         int64_t width, c10::string_view strategy_arg,
+                         c10::string_view reduce_arg) {
   constexpr const char* op = "es_spmm";
+  const std::string strategy = as_string(strategy_arg), reduce = as_string(reduce_arg);
   check_spmm_inputs(indptr, indices, weight, x, op);
   FASTGL_CHECK(width >= 1, op, "width must be >= 1, got ", width);
   FASTGL_CHECK(reduce == "sum" || reduce == "max", op, "reduce must be 'sum' or 'max', got '",
