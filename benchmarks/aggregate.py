@@ -445,17 +445,12 @@ def _error_bounds(s: Structure, x: Tensor, w: Tensor, grad_out: Tensor,
 
 
 def _time_interleaved(cases, args, device) -> None:
-    """``--repeat`` rounds; per round each case gets ``--warmup`` untimed calls and one timed
-    call, so a burst of load from other processes is spread over all methods."""
-    for row, _ in cases:
-        row["times_s"] = []
-    for _ in range(args.repeat):
-        for row, call in cases:
-            timing = harness.time_it(call, warmup=args.warmup, repeat=1, device=device)
-            row["times_s"].append(timing.times[0])
-    for row, _ in cases:
-        timing = harness.Timing(row["times_s"])
-        row.update(median_s=timing.median, min_s=timing.min,
+    """Times the cases' calls interleaved (``harness.time_interleaved``) into their rows."""
+    timings = harness.time_interleaved({i: call for i, (_, call) in enumerate(cases)},
+                                       args.repeat, args.warmup, device)
+    for i, (row, _) in enumerate(cases):
+        timing = timings[i]
+        row.update(times_s=timing.times, median_s=timing.median, min_s=timing.min,
                    gflops=row["flops"] / timing.median / 1e9,
                    gbytes_per_s=row["bytes"] / timing.median / 1e9)
         if torch.device(device).type == "cuda":

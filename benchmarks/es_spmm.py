@@ -115,7 +115,8 @@ def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
                 key = f"es_spmm {strategy} {width}"
                 calls[key] = (lambda w=width, s=strategy: es_spmm(graph, x, w, s, weight))
                 methods.append(dict(method="es_spmm", strategy=strategy, width=width))
-        times = _interleaved(calls, args.repeat, device)
+        with torch.no_grad():
+            times = harness.time_interleaved(calls, args.repeat, device=device)
         base = {"torch.sparse": times["torch.sparse"].median, "fastgl": times["fastgl"].median}
         for method, key in zip(methods, calls):
             read = graph.num_edges if method["width"] is None else kept_edges(graph,
@@ -128,17 +129,6 @@ def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
                              vs_torch_sparse=base["torch.sparse"] / median,
                              vs_fastgl=base["fastgl"] / median))
     return rows
-
-
-def _interleaved(calls: Dict[str, Callable[[], Tensor]], repeat: int,
-                 device) -> Dict[str, harness.Timing]:
-    """Per round, one untimed and one timed call of each method (load spreads over all)."""
-    timings = {key: harness.Timing() for key in calls}
-    with torch.no_grad():
-        for _ in range(repeat):
-            for key, call in calls.items():
-                timings[key].times.append(harness.time_it(call, 1, 1, device).times[0])
-    return timings
 
 
 MODELS = {

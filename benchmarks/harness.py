@@ -182,6 +182,17 @@ def time_it(fn: Callable[[], Any], warmup: int = 1, repeat: int = 5,
     return timing
 
 
+def time_interleaved(calls: Dict[Any, Callable[[], Any]], repeat: int, warmup: int = 1,
+                     device: Device = "cpu") -> Dict[Any, Timing]:
+    """``repeat`` rounds; per round each call gets ``warmup`` untimed runs and one timed run, so
+    a burst of load from other processes is spread over all of them instead of landing on one."""
+    timings = {key: Timing() for key in calls}
+    for _ in range(repeat):
+        for key, call in calls.items():
+            timings[key].times.append(time_it(call, warmup, 1, device).times[0])
+    return timings
+
+
 def results_path(name: str, tag: str) -> Path:
     """``benchmarks/results/<name>-<tag>.json``."""
     return RESULTS_DIR / f"{name}-{tag}.json"

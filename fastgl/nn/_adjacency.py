@@ -20,6 +20,7 @@ import torch
 
 from ..graph import CSCGraph
 from ..ops import csc_from_coo
+from ..ops._aggregate import csc_of
 from ..sampling.subgraph import Block
 
 Tensor = torch.Tensor
@@ -76,13 +77,8 @@ class Adjacency:
 
     def csc(self) -> Tuple[Tensor, Tensor]:
         """``(indptr, indices)`` over the destinations, whatever the structure's edge order."""
-        if isinstance(self.structure, CSCGraph):
-            return self.structure.indptr, self.structure.indices.to(torch.int64)
-        src, dst = self.structure.src, self.structure.dst
-        if dst.numel() < 2 or bool((dst[1:] >= dst[:-1]).all()):
-            return _indptr_of_sorted(dst, self.num_dst), src
-        indptr, indices, _ = csc_from_coo(src, dst, max(self.num_src, self.num_dst))
-        return indptr[: self.num_dst + 1], indices
+        indptr, indices, _ = csc_of(self.structure)
+        return indptr, indices.to(torch.int64)
 
     def with_self_loops(self, num_loops: int) -> "Adjacency":
         """The graph without its self-loops, plus one loop ``(i, i)`` for each ``i < num_loops``.
@@ -116,11 +112,6 @@ class Adjacency:
                               src_nodes=self.structure.src_nodes, num_src_nodes=self.num_src,
                               num_dst_nodes=num_dst)
         return Adjacency(structure, self.num_src, self.num_dst, None)
-
-
-def _indptr_of_sorted(dst: Tensor, num_dst: int) -> Tensor:
-    counts = torch.bincount(dst, minlength=num_dst)
-    return torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
 
 
 def _check_ids(where: str, name: str, ids: Tensor, bound: int) -> None:

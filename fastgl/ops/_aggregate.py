@@ -78,7 +78,7 @@ class _SpMMMax(torch.autograd.Function):
         return None, None, grad_weight, grad_x
 
 
-def _csc_of(structure: Union[CSCGraph, Block],
+def csc_of(structure: Union[CSCGraph, Block],
             op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
     slot order (``None`` when the structure's edge order already is)."""
@@ -136,7 +136,7 @@ def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:
 def _csc_inputs(op: str, structure: Union[CSCGraph, Block], x: Tensor,
                 edge_weight: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, edge_weight)`` with the weights checked and in CSC slot order."""
-    indptr, indices, perm = _csc_of(structure, op)
+    indptr, indices, perm = csc_of(structure, op)
     num_edges = indices.numel()
     if not isinstance(x, Tensor) or x.dim() != 2:
         raise ValueError(f"{op}: x must be a 2-D tensor [num_src, F], got "
@@ -233,7 +233,7 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
     Returns:
         Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
     """
-    indptr, _, perm = _csc_of(structure)
+    indptr, _, perm = csc_of(structure)
     if not isinstance(scores, Tensor) or scores.dim() not in (1, 2) \
             or scores.shape[0] != indptr[-1].item():
         shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
