@@ -7,7 +7,16 @@ TORCH_VERSION ?= 2.13.0
 # Extracted CUDA headers of the matching torch wheel, kept outside the repository.
 CUDA_HEADERS_CACHE ?= $(HOME)/.cache/fastgl/torch-$(TORCH_VERSION)-cuda-include
 
-.PHONY: setup build demo test test-python cuda-compile-check bench info clean
+# DGL's last wheels (2.1.0 for Python 3.11) load only with torch 2.2.x: the DGL drop-in is tested
+# in an environment of its own, with fastgl built there against that torch (CPU kernels only:
+# that torch's CUDA differs from the local toolkit's). It is installed, not editable, so the
+# main environment's in-place extension is left alone; its build objects go to build/dgl.
+DGL_VENV := .venv-dgl
+DGL_PY := $(DGL_VENV)/bin/python
+DGL_TORCH_VERSION := 2.2.1
+
+.PHONY: setup build demo test test-python test-dgl setup-dgl build-dgl cuda-compile-check bench \
+	info clean
 
 $(VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +27,20 @@ $(VENV)/.installed: Makefile
 	touch $@
 
 setup: $(VENV)/.installed
+
+$(DGL_VENV)/.installed: Makefile
+	$(PYTHON) -m venv $(DGL_VENV)
+	$(DGL_PY) -m pip install --quiet --upgrade pip
+	$(DGL_PY) -m pip install --quiet "torch==$(DGL_TORCH_VERSION)" dgl==2.1.0 "numpy<2" \
+		"setuptools<70" torchdata==0.7.1 pandas pydantic pyyaml psutil tqdm requests scipy \
+		ninja wheel pytest hypothesis
+	touch $@
+
+setup-dgl: $(DGL_VENV)/.installed
+
+build-dgl: setup-dgl
+	FASTGL_BUILD_BASE=build/dgl FORCE_CUDA=0 $(DGL_PY) -m pip install --quiet \
+		--no-build-isolation --no-deps .
 
 build: setup
 	$(PIP) install --quiet --no-build-isolation -e .
@@ -33,7 +56,12 @@ cuda-compile-check: setup
 test-python: build
 	FASTGL_HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q tests
 
-test: build cuda-compile-check test-python
+# The console script, not `python -m pytest`: the source tree must not shadow the installed
+# fastgl (whose extension is built against the DGL environment's torch).
+test-dgl: build-dgl
+	FASTGL_HYPOTHESIS_PROFILE=ci DGLBACKEND=pytorch $(DGL_VENV)/bin/pytest -q tests/with_dgl
+
+test: build cuda-compile-check test-python test-dgl
 
 bench: build
 	$(PY) -m benchmarks.sampling

@@ -64,11 +64,18 @@ setup(
     name="fastgl",
     version=VERSION,
     description="Fast sampling-based GNN training: compiled sampling, ID mapping and aggregation ops",
-    packages=find_packages(include=["fastgl", "fastgl.*", "benchmarks"]),
+    # The drop-ins live in the top-level integrations/ folder and install as fastgl.integrations.
+    packages=find_packages(include=["fastgl", "fastgl.*", "benchmarks"]) + [
+        "fastgl.integrations" + sub
+        for sub in ["", ".dgl", ".pyg"]],
+    package_dir={"fastgl.integrations": "integrations"},
     python_requires=">=3.9",
     install_requires=["torch>=2.2", "numpy", "tqdm"],
     extras_require={"data": ["scipy"]},  # the Planetoid reader unpickles scipy matrices
     ext_modules=[make_extension()],
+    # FASTGL_BUILD_BASE keeps a second environment's build (e.g. the DGL one, on another torch)
+    # from overwriting the objects of the first.
+    options={"build": {"build_base": os.environ.get("FASTGL_BUILD_BASE", "build")}},
     cmdclass={"build_ext": cpp_extension.BuildExtension.with_options(use_ninja=True)},
     entry_points={"console_scripts": ["fastgl = fastgl.cli:main"]},
 )

@@ -1,6 +1,6 @@
 """CSCGraph: the graph layout every fastgl op reads (DESIGN.md §3)."""
 
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 
@@ -95,6 +95,30 @@ class CSCGraph:
         if self.eid is not None:
             return self.eid
         return torch.arange(self.num_edges, device=self.device)
+
+    def induced_edges(self, nodes: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        """Every edge between the distinct ``nodes``: ``(row, col, eid)`` with ``row``/``col`` the
+        local (position in ``nodes``) source/target and ``eid`` the original edge id, grouped by
+        target in the order of ``nodes``.
+
+        Example:
+            >>> row, col, eid = graph.induced_edges(sub.nodes)   # PyG's induced subgraph
+        """
+        starts, ends = self.indptr[nodes], self.indptr[nodes + 1]
+        degrees = ends - starts
+        num_candidates = int(degrees.sum())
+        target = torch.repeat_interleave(torch.arange(nodes.numel(), device=self.device), degrees,
+                                         output_size=num_candidates)
+        # Slot of every candidate in-edge: its target's first slot plus its rank among them.
+        first = torch.cumsum(degrees, 0) - degrees
+        slots = starts[target] + torch.arange(num_candidates, device=self.device) - first[target]
+        sources = self.indices[slots].to(torch.int64)
+        if num_candidates == 0:
+            return sources, target, sources
+        sorted_nodes, order = torch.sort(nodes)
+        pos = torch.searchsorted(sorted_nodes, sources).clamp(max=nodes.numel() - 1)
+        inside = sorted_nodes[pos] == sources
+        return order[pos[inside]], target[inside], self.edge_ids()[slots[inside]]
 
     def to(self, device: Union[str, torch.device], non_blocking: bool = False) -> "CSCGraph":
         """A copy on ``device`` (fastgl ops then run there)."""

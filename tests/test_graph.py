@@ -268,3 +268,22 @@ def test_pin_memory():
     for name in ("indptr", "indices", "eid", "weight"):
         assert getattr(pinned, name).is_pinned()
         assert torch.equal(getattr(pinned, name), getattr(graph, name))
+
+
+# --- induced edges ----------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(edge_index_strategy(max_nodes=40, max_edges=300), st.data())
+def test_induced_edges_are_every_edge_between_the_nodes(case, data):
+    edge_index, num_nodes = case
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes)
+    chosen = data.draw(st.lists(st.integers(0, max(num_nodes - 1, 0)), unique=True,
+                                max_size=num_nodes)) if num_nodes else []
+    nodes = torch.tensor(chosen, dtype=torch.int64)
+    row, col, eid = graph.induced_edges(nodes)
+    position = {int(n): i for i, n in enumerate(nodes)}
+    expected = sorted((position[int(s)], position[int(t)], e)
+                      for e, (s, t) in enumerate(edge_index.t().tolist())
+                      if s in position and t in position)
+    assert sorted(zip(row.tolist(), col.tolist(), eid.tolist())) == expected
+    assert bool((col[1:] >= col[:-1]).all())  # grouped by target, in the order of nodes

@@ -777,3 +777,37 @@ def test_sample_neighbors_rejects_malformed_indptr(indptr):
     indices = torch.tensor([0, 1, 2])
     with pytest.raises(RuntimeError, match="sample_neighbors: indptr is not a valid CSC"):
         fastgl.ops.sample_neighbors(torch.tensor(indptr), indices, torch.tensor([0, 1, 2]), 2)
+
+
+# --- disjoint sampling (PyG's disjoint=True) --------------------------------------------------
+
+@pytest.mark.parametrize("fanouts", [[3, 2], [-1], [0, 4]])
+def test_disjoint_trees_are_independent_samples(fanouts):
+    edge_index = torch.randint(0, 60, (2, 500), generator=torch.Generator().manual_seed(5))
+    graph = CSCGraph.from_edge_index(edge_index, 60)
+    seeds = torch.tensor([7, 7, 30, 2])
+    sub = NeighborSampler(graph, fanouts, disjoint=True).sample(seeds)
+    assert torch.equal(sub.nodes[:4], seeds) and torch.equal(sub.seed_index, torch.arange(4))
+    assert torch.equal(sub.batch[:4], torch.arange(4))
+    assert torch.equal(sub.batch[sub.row], sub.batch[sub.col])  # no edge crosses trees
+    assert torch.equal(edge_index[:, sub.eid], sub.nodes[torch.stack([sub.row, sub.col])])
+    assert sum(sub.num_sampled_nodes) == sub.nodes.numel()
+    for tree, seed in enumerate(seeds.tolist()):
+        # Each tree alone is a valid (non-disjoint) sample of its seed: distinct nodes, and the
+        # fanout-capped in-degree at every hop.
+        mine = sub.batch == tree
+        assert sub.nodes[mine].unique().numel() == int(mine.sum())
+        alone = NeighborSampler(graph, fanouts).sample(torch.tensor([seed]))
+        hop1_edges = (sub.batch[sub.col] == tree) & (sub.col < 4)
+        assert int(hop1_edges.sum()) == alone.num_sampled_edges[0]
+
+
+def test_disjoint_matches_plain_sampling_for_one_seed():
+    # With one seed there is one tree: the same draws, the same nodes, batch all zero.
+    edge_index = torch.randint(0, 40, (2, 300), generator=torch.Generator().manual_seed(6))
+    graph = CSCGraph.from_edge_index(edge_index, 40)
+    key_gen = [torch.Generator().manual_seed(9) for _ in range(2)]
+    plain = NeighborSampler(graph, [4, 3]).sample(torch.tensor([11]), key_gen[0])
+    disjoint = NeighborSampler(graph, [4, 3], disjoint=True).sample(torch.tensor([11]), key_gen[1])
+    assert_same_subgraph(plain, disjoint)
+    assert torch.equal(disjoint.batch, torch.zeros_like(disjoint.nodes))

@@ -22,6 +22,9 @@ class NeighborSampler:
         fanouts: neighbors per node at each hop, seeds outward; ``-1`` takes all neighbors.
         replace: sample with replacement (``False``: truly without).
         weighted: draw proportionally to ``graph.weight``.
+        disjoint: every seed grows its own tree (PyG's ``disjoint=True``): nodes are shared by
+            no two seeds, a node reached from two seeds appears twice, and the result's
+            ``batch`` says which seed each node belongs to.
 
     Example:
         >>> sampler = NeighborSampler(graph, [15, 10, 5])
@@ -31,7 +34,7 @@ class NeighborSampler:
     """
 
     def __init__(self, graph: CSCGraph, fanouts: Sequence[int], replace: bool = False,
-                 weighted: bool = False) -> None:
+                 weighted: bool = False, disjoint: bool = False) -> None:
         fanouts = [int(f) for f in fanouts]
         bad = [f for f in fanouts if f < -1]
         if bad:
@@ -42,6 +45,7 @@ class NeighborSampler:
         self.fanouts = fanouts
         self.replace = replace
         self.weighted = weighted
+        self.disjoint = disjoint
 
     def sample(self, seeds: Tensor, generator: Optional[torch.Generator] = None) -> SampledSubgraph:
         """Samples one mini-batch around ``seeds`` (1-D int tensor of node ids)."""
@@ -60,7 +64,7 @@ class NeighborSampler:
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
             return []
-        key = _draw_key(generator, self.graph.device)
+        key = draw_key(generator, self.graph.device)
         return _sample_batches(self, seed_batches, key)
 
     def _check_seeds(self, seeds: Tensor) -> Tensor:
@@ -82,18 +86,18 @@ class NeighborSampler:
 
 
 def neighbor_sample(graph: CSCGraph, seeds: Tensor, fanouts: Sequence[int], replace: bool = False,
-                    weighted: bool = False,
-                    generator: Optional[torch.Generator] = None) -> SampledSubgraph:
+                    weighted: bool = False, generator: Optional[torch.Generator] = None,
+                    disjoint: bool = False) -> SampledSubgraph:
     """Samples a multi-hop neighborhood of ``seeds``; see :class:`NeighborSampler`.
 
     Example:
         >>> sub = fastgl.ops.neighbor_sample(graph, torch.tensor([3, 1]), [10, 5])
         >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks()[0].num_src_nodes
     """
-    return NeighborSampler(graph, fanouts, replace, weighted).sample(seeds, generator)
+    return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)
 
 
-def _draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
+def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
     """One 62-bit Philox key from the generator of the graph's device (default: torch's)."""
     if generator is not None and torch.device(generator.device).type != device.type:
         raise ValueError(f"neighbor_sample: the generator is on {generator.device} but the "
@@ -101,16 +105,27 @@ def _draw_key(generator: Optional[torch.Generator], device: torch.device) -> int
     return int(torch.randint(0, 1 << 62, (1,), generator=generator, device=device))
 
 
-def _hop_key(key: int, hop: int) -> int:
+def hop_key(key: int, hop: int) -> int:
     """Distinct per-hop key, as a signed int64 for the op schema."""
     mixed = (key + (hop + 1) * _KEY_STEP) & ((1 << 64) - 1)
     return mixed - (1 << 64) if mixed >= 1 << 63 else mixed
 
 
 class _BatchSample:
-    """One mini-batch being sampled: its nodes so far and its edges hop by hop."""
+    """One mini-batch being sampled: its nodes so far and its edges hop by hop.
 
-    def __init__(self, seeds: Tensor) -> None:
+    Nodes are tracked as keys: the node id itself, or in disjoint mode ``tree * N + node`` (one
+    tree per seed), so that one Fused-Map call deduplicates within trees and never across them.
+    """
+
+    def __init__(self, seeds: Tensor, disjoint_nodes: Optional[int] = None) -> None:
+        self.tree_stride = disjoint_nodes
+        if disjoint_nodes is not None:
+            if seeds.numel() and seeds.numel() * disjoint_nodes >= 1 << 63:
+                raise ValueError(f"neighbor_sample: disjoint sampling of {seeds.numel()} seeds on "
+                                 f"{disjoint_nodes} nodes overflows int64 node keys")
+            trees = torch.arange(seeds.numel(), device=seeds.device)
+            seeds = trees * disjoint_nodes + seeds
         self.nodes, self.seed_index = id_map(seeds.new_empty(0), seeds)
         self.frontier_start = 0  # the nodes new at the last hop are nodes[frontier_start:]
         self.rows: List[Tensor] = []
@@ -119,14 +134,22 @@ class _BatchSample:
         self.num_sampled_nodes = [self.nodes.numel()]
 
     def frontier(self) -> Tensor:
-        return self.nodes[self.frontier_start:]
+        """Graph node ids of the nodes new at the last hop."""
+        return self._node_ids(self.nodes[self.frontier_start:])
+
+    def _node_ids(self, keys: Tensor) -> Tensor:
+        return keys if self.tree_stride is None else keys % self.tree_stride
 
     def add_hop(self, neighbors: Tensor, eid: Tensor, per_transit: Tensor) -> None:
         """Adds the edges drawn for the frontier: ``per_transit[i]`` for frontier node ``i``."""
         old = self.nodes.numel()
         frontier_local = torch.arange(self.frontier_start, old, device=neighbors.device)
-        self.cols.append(torch.repeat_interleave(frontier_local, per_transit,
-                                                 output_size=neighbors.numel()))
+        frontier_of_edge = torch.repeat_interleave(frontier_local, per_transit,
+                                                   output_size=neighbors.numel())
+        self.cols.append(frontier_of_edge)
+        if self.tree_stride is not None:  # a neighbor joins the tree of the node it was drawn for
+            tree_base = self.nodes[frontier_of_edge] // self.tree_stride * self.tree_stride
+            neighbors = tree_base + neighbors
         self.nodes, local = id_map(self.nodes, neighbors)
         self.rows.append(local)
         self.eids.append(eid)
@@ -137,11 +160,13 @@ class _BatchSample:
         empty = self.nodes.new_empty(0)
         row, col, eid = (torch.cat(parts) if parts else empty
                          for parts in (self.rows, self.cols, self.eids))
-        return SampledSubgraph(nodes=self.nodes, row=row, col=col, eid=eid,
+        nodes = self._node_ids(self.nodes)
+        batch = None if self.tree_stride is None else self.nodes // self.tree_stride
+        return SampledSubgraph(nodes=nodes, row=row, col=col, eid=eid,
                                num_sampled_nodes=self.num_sampled_nodes,
                                num_sampled_edges=[r.numel() for r in self.rows],
                                seed_index=self.seed_index,
-                               in_degrees=indptr[self.nodes + 1] - indptr[self.nodes])
+                               in_degrees=indptr[nodes + 1] - indptr[nodes], batch=batch)
 
 
 def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
@@ -151,12 +176,13 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
     tables stay in cache."""
     graph = sampler.graph
     weight = graph.weight if sampler.weighted else None
-    batches = [_BatchSample(seeds) for seeds in seed_batches]
+    disjoint_nodes = graph.num_nodes if sampler.disjoint else None
+    batches = [_BatchSample(seeds, disjoint_nodes) for seeds in seed_batches]
     for hop, fanout in enumerate(sampler.fanouts):
         frontiers = [b.frontier() for b in batches]
         ptr, neighbors, edge_pos = sample_neighbors(
             graph.indptr, graph.indices, torch.cat(frontiers), fanout,
-            replace=sampler.replace, weight=weight, seed=_hop_key(key, hop))
+            replace=sampler.replace, weight=weight, seed=hop_key(key, hop))
         eid = graph.eid.index_select(0, edge_pos) if graph.eid is not None else edge_pos
         per_transit = ptr[1:] - ptr[:-1]
         pair_bounds = [0]

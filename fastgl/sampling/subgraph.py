@@ -59,6 +59,8 @@ class SampledSubgraph:
         num_sampled_edges: ``L`` counts: edges sampled at each hop (edges are grouped by hop).
         seed_index: local index of every given seed (duplicates map to their first occurrence).
         in_degrees: in-degree of every node of ``nodes`` in the sampled graph, or ``None``.
+        batch: for disjoint sampling, the seed (position in the batch) each node belongs to;
+            ``None`` otherwise.
     """
 
     nodes: Tensor
@@ -69,6 +71,7 @@ class SampledSubgraph:
     num_sampled_edges: List[int]
     seed_index: Tensor
     in_degrees: Optional[Tensor] = None
+    batch: Optional[Tensor] = None
 
     @property
     def batch_size(self) -> int:

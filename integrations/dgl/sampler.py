@@ -1,0 +1,206 @@
+"""A drop-in for ``dgl.dataloading.NeighborSampler`` that samples with fastgl's compiled ops.
+
+Same arguments, same fanout order (input layer first), same output: ``(input_nodes,
+output_nodes, blocks)`` where every block carries global ``dgl.NID`` on its source and
+destination nodes and global ``dgl.EID`` on its edges, destinations are the prefix of sources,
+and ids have the graph's idtype. Like DGL's sampler, every layer draws fresh neighbors for all of
+its destination nodes (DGL's layer-wise semantics, not PyG's hop-wise one).
+"""
+
+import weakref
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import dgl
+import torch
+from dgl.dataloading import BlockSampler
+
+from fastgl.ops import id_map, sample_neighbors
+from fastgl.sampling.neighbor import draw_key, hop_key
+
+Tensor = torch.Tensor
+
+
+@dataclass
+class _GraphCSC:
+    """A DGLGraph's in-edges in the form fastgl's sampling op reads, built once per graph."""
+
+    indptr: Tensor
+    indices: Tensor
+    eid: Tensor  # CSC slot -> DGL edge id
+    weight: Optional[Tensor]  # prob/mask in CSC slot order, or None for uniform sampling
+    weight_source: Optional[tuple]  # identity and version of the edge data it came from
+    _slot_of_eid: Optional[Tensor] = None
+    _exclusion_weight: Optional[Tensor] = None
+
+    def excluding(self, exclude_eids: Tensor):
+        """Edge weights with the edges ``exclude_eids`` at zero (never drawn), and a function
+        that undoes the change. One cached buffer, so a batch pays O(#excluded), not O(E)."""
+        if self._slot_of_eid is None:
+            self._slot_of_eid = torch.empty_like(self.eid)
+            self._slot_of_eid[self.eid] = torch.arange(self.eid.numel(), device=self.eid.device)
+            self._exclusion_weight = (self.weight.clone() if self.weight is not None else
+                                      torch.ones(self.eid.numel(), device=self.eid.device))
+        buffer = self._exclusion_weight
+        slots = self._slot_of_eid[exclude_eids]
+        kept = buffer[slots]
+        buffer[slots] = 0
+
+        def restore() -> None:
+            buffer[slots] = kept
+
+        return buffer, restore
+
+
+class NeighborSampler(BlockSampler):
+    """Samples ``fanouts[i]`` in-neighbors per destination node of layer ``i`` (input layer
+    first), like :class:`dgl.dataloading.NeighborSampler`, with fastgl's compiled kernels.
+
+    Args:
+        fanouts: neighbors per node for each GNN layer, input layer first; ``-1`` takes all.
+        edge_dir: ``"in"`` (the only direction supported).
+        prob: name of a non-negative float edge feature: draws are proportional to it and
+            zero-probability edges are never drawn.
+        mask: name of a boolean edge feature: only edges where it is true are drawn (exclusive
+            with ``prob``, as in DGL).
+        replace: sample with replacement.
+        prefetch_node_feats, prefetch_labels, prefetch_edge_feats, output_device: as in
+            :class:`dgl.dataloading.BlockSampler` (lazy features on the blocks).
+        fused: accepted for DGL compatibility; fastgl's sampler is always a fused compiled path.
+
+    The graph's in-edge CSC is built once and cached per graph. A CPU graph is sampled on the CPU
+    and a GPU graph on the GPU; with ``use_uva=True`` (pinned CPU graph, seeds on the GPU) the
+    sample is drawn on the CPU and the blocks are moved to the seeds' device.
+
+    Example:
+        >>> from fastgl.integrations.dgl import NeighborSampler   # the only changed line
+        >>> sampler = NeighborSampler([10, 25], prefetch_node_feats=["feat"])
+        >>> loader = dgl.dataloading.DataLoader(g, train_nids, sampler, batch_size=1024)
+        >>> for input_nodes, output_nodes, blocks in loader: ...
+    """
+
+    def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob: Optional[str] = None,
+                 mask: Optional[str] = None, replace: bool = False, prefetch_node_feats=None,
+                 prefetch_labels=None, prefetch_edge_feats=None, output_device=None,
+                 fused: bool = True) -> None:
+        super().__init__(prefetch_node_feats=prefetch_node_feats, prefetch_labels=prefetch_labels,
+                         prefetch_edge_feats=prefetch_edge_feats, output_device=output_device)
+        if edge_dir != "in":
+            raise ValueError(f"fastgl NeighborSampler: only edge_dir='in' is supported, got "
+                             f"{edge_dir!r}; use dgl.dataloading.NeighborSampler for out-edges")
+        if prob is not None and mask is not None:
+            raise ValueError("fastgl NeighborSampler: prob and mask are mutually exclusive; "
+                             "multiply the probability by the mask instead")
+        bad = [f for f in fanouts if int(f) < -1]
+        if bad:
+            raise ValueError(f"fastgl NeighborSampler: fanouts must be -1 (all) or >= 0, got "
+                             f"{bad[0]}")
+        self.fanouts = [int(f) for f in fanouts]
+        self.edge_dir = edge_dir
+        self.prob = prob
+        self.mask = mask
+        self.replace = replace
+        self.fused = fused
+        self._graph_ref = None
+        self._csc: Optional[_GraphCSC] = None
+
+    def sample_blocks(self, g: dgl.DGLGraph, seed_nodes: Tensor, exclude_eids=None):
+        """``(input_nodes, output_nodes, blocks)`` for ``seed_nodes``, blocks input layer first."""
+        _check_homogeneous(g, seed_nodes, exclude_eids)
+        csc = self._graph_csc(g)
+        device = csc.indptr.device
+        output_device = self.output_device or seed_nodes.device
+        nodes = _distinct_seeds(seed_nodes.to(device=device, dtype=torch.int64))
+        weight, restore = csc.weight, None
+        if exclude_eids is not None and exclude_eids.numel():
+            weight, restore = csc.excluding(exclude_eids.to(device=device, dtype=torch.int64))
+        key = draw_key(None, device)
+        blocks: List[dgl.DGLGraph] = []
+        try:
+            for layer, fanout in enumerate(reversed(self.fanouts)):
+                block, nodes = _sample_block(csc, nodes, fanout, self.replace, weight,
+                                             hop_key(key, layer), g.idtype)
+                blocks.insert(0, block.to(output_device))
+        finally:
+            if restore is not None:
+                restore()
+        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nodes.to(output_device)
+        return input_nodes, seed_nodes.to(output_device), blocks
+
+    def _graph_csc(self, g: dgl.DGLGraph) -> _GraphCSC:
+        """The cached CSC of ``g`` (rebuilt for a different graph, or when the prob/mask edge
+        feature was replaced or modified in place)."""
+        feature = self.prob or self.mask
+        if feature is not None and feature not in g.edata:
+            raise ValueError(f"fastgl NeighborSampler: the graph has no edge feature "
+                             f"{feature!r} (edge features: {list(g.edata.keys())})")
+        data = g.edata[feature] if feature is not None else None
+        source = None if data is None else (id(data), data._version)
+        same_graph = self._graph_ref is not None and self._graph_ref() is g
+        if not same_graph or self._csc.weight_source != source:
+            self._csc = _build_csc(g, data, source, feature)
+            self._graph_ref = weakref.ref(g)
+        return self._csc
+
+
+class MultiLayerFullNeighborSampler(NeighborSampler):
+    """Every in-neighbor at every layer, like
+    :class:`dgl.dataloading.MultiLayerFullNeighborSampler`.
+
+    Example:
+        >>> sampler = MultiLayerFullNeighborSampler(2)
+    """
+
+    def __init__(self, num_layers: int, **kwargs) -> None:
+        super().__init__([-1] * num_layers, **kwargs)
+
+
+def _check_homogeneous(g: dgl.DGLGraph, seed_nodes, exclude_eids) -> None:
+    if len(g.ntypes) > 1 or len(g.canonical_etypes) > 1 or isinstance(seed_nodes, dict) \
+            or isinstance(exclude_eids, dict):
+        raise NotImplementedError("fastgl NeighborSampler: heterogeneous graphs are not "
+                                  "supported yet; use dgl.dataloading.NeighborSampler")
+    if not isinstance(seed_nodes, Tensor) or seed_nodes.dim() != 1:
+        raise ValueError(f"fastgl NeighborSampler: seed_nodes must be a 1-D tensor of node ids, "
+                         f"got {type(seed_nodes).__name__}")
+
+
+def _build_csc(g: dgl.DGLGraph, data: Optional[Tensor], source, feature) -> _GraphCSC:
+    """In-edge CSC of ``g`` on the device fastgl samples on (the CPU for a pinned graph)."""
+    indptr, indices, eid = g.adj_tensors("csc")
+    eid = eid.to(torch.int64)
+    weight = None
+    if data is not None:
+        if data.dim() != 1 or data.numel() != g.num_edges():
+            raise ValueError(f"fastgl NeighborSampler: edge feature {feature!r} must have shape "
+                             f"[{g.num_edges()}], got {tuple(data.shape)}")
+        if data.dtype != torch.bool and bool((data < 0).any()):
+            raise ValueError(f"fastgl NeighborSampler: edge feature {feature!r} must be "
+                             f"non-negative")
+        weight = data.to(indptr.device)[eid]
+        weight = weight.to(torch.float64 if weight.dtype == torch.float64 else torch.float32)
+    return _GraphCSC(indptr.to(torch.int64), indices, eid, weight, source)
+
+
+def _distinct_seeds(seeds: Tensor) -> Tensor:
+    nodes, _ = id_map(seeds.new_empty(0), seeds)
+    if nodes.numel() != seeds.numel():
+        raise ValueError("fastgl NeighborSampler: seed_nodes contains duplicate ids")
+    return nodes
+
+
+def _sample_block(csc: _GraphCSC, dst_nodes: Tensor, fanout: int, replace: bool,
+                  weight: Optional[Tensor], key: int, idtype: torch.dtype):
+    """One layer: draw in-edges of every destination, relabel, and build the DGL block."""
+    ptr, neighbors, slots = sample_neighbors(csc.indptr, csc.indices, dst_nodes, fanout,
+                                             replace=replace, weight=weight, seed=key)
+    src_nodes, src_local = id_map(dst_nodes, neighbors)
+    dst_local = torch.repeat_interleave(torch.arange(dst_nodes.numel(), device=ptr.device),
+                                        ptr[1:] - ptr[:-1], output_size=neighbors.numel())
+    block = dgl.create_block((src_local.to(idtype), dst_local.to(idtype)),
+                             num_src_nodes=src_nodes.numel(), num_dst_nodes=dst_nodes.numel(),
+                             idtype=idtype, device=ptr.device)
+    block.srcdata[dgl.NID] = src_nodes.to(idtype)
+    block.dstdata[dgl.NID] = dst_nodes.to(idtype)
+    block.edata[dgl.EID] = csc.eid[slots].to(idtype)
+    return block, src_nodes
