@@ -16,7 +16,7 @@ DGL_PY := $(DGL_VENV)/bin/python
 DGL_TORCH_VERSION := 2.2.1
 
 .PHONY: setup build demo test test-python test-dgl setup-dgl build-dgl cuda-compile-check bench \
-	info clean
+	bench-dgl info clean
 
 $(VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ test-dgl: build-dgl
 	FASTGL_HYPOTHESIS_PROFILE=ci DGLBACKEND=pytorch $(DGL_VENV)/bin/pytest -q tests/with_dgl
 
 test: build cuda-compile-check test-python test-dgl
+
+# Run from build/dgl with the installed copy (see test-dgl); results go to the checkout.
+bench-dgl: build-dgl
+	cd build/dgl && FASTGL_REPO=$(CURDIR) $(CURDIR)/$(DGL_PY) -m benchmarks.dgl_sampler
 
 bench: build
 	$(PY) -m benchmarks.sampling

@@ -21,8 +21,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+# FASTGL_REPO names the checkout when the benchmarks run from an installed copy (the DGL
+# environment installs fastgl and its benchmarks instead of running them from the source tree).
+REPO_ROOT = Path(os.environ.get("FASTGL_REPO") or Path(__file__).resolve().parent.parent)
+RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
 
 Device = Union[str, torch.device]
 

@@ -48,18 +48,23 @@ GCN = [name for name in LAYERS if name.startswith("gcn")]
 BIPARTITE = [name for name in LAYERS if not name.startswith("gcn")]
 
 
-def _pair(name, in_channels=IN):
+def layer_pair(layers, name, in_channels=IN):
+    """PyG's layer ``layers[name]`` and fastgl's with the same parameters (PyG's state dict,
+    non-zero biases and eps so that every parameter shows in the outputs)."""
     torch.manual_seed(1)
-    ref = LAYERS[name](pyg_nn, in_channels)
-    ours = LAYERS[name](fnn, in_channels)
+    ref = layers[name](pyg_nn, in_channels)
+    ours = layers[name](fnn, in_channels)
     ours.load_state_dict(ref.state_dict(), strict=True)
     for module in (ref, ours):
-        # Non-zero biases and eps so that every parameter shows in the outputs.
         for key, p in module.named_parameters():
             if key.endswith("bias") or key == "eps":
                 with torch.no_grad():
                     p.copy_(torch.linspace(-0.5, 0.5, p.numel()).view_as(p))
     return ref, ours
+
+
+def _pair(name, in_channels=IN):
+    return layer_pair(LAYERS, name, in_channels)
 
 
 def _random_graph(num_nodes=60, num_edges=400, seed=0):
@@ -382,7 +387,8 @@ def test_bad_inputs_raise_clear_errors():
         (lambda: sage(x, torch.tensor([[0, 1], [1, -1]])), ValueError, "target id -1"),
         (lambda: sage(x.long(), edge_index), ValueError, "floating-point"),
         (lambda: sage(x[0], edge_index), ValueError, "must be 2-D"),
-        (lambda: sage(x, edge_index.to_sparse()), TypeError, "sparse adjacency"),
+        # A sparse [2, E] matrix is an adj_t of 2 destinations and E sources.
+        (lambda: sage(x, edge_index.to_sparse()), ValueError, "graph has 414 source nodes"),
         (lambda: sage(x, "graph"), TypeError, "edge_index tensor"),
         (lambda: sage(x, block), ValueError, f"graph has {block.num_src_nodes} source nodes"),
         (lambda: sage(torch.randn(block.num_src_nodes, IN), block, size=(5, 5)), ValueError,

@@ -1,19 +1,31 @@
 """Turning a layer's inputs into the structure fastgl's ops read.
 
-Every layer accepts the same three kinds of graph input:
+Every layer accepts the same kinds of graph input:
 
 * a :class:`~fastgl.CSCGraph` (square: every node is a source and a destination);
 * a sampled :class:`~fastgl.Block` (destinations are its first ``num_dst_nodes`` sources);
 * a PyG-style ``edge_index`` ``[2, E]`` (row 0 = source, row 1 = target), with an optional
-  ``size=(num_src, num_dst)`` for bipartite graphs,
+  ``size=(num_src, num_dst)`` for bipartite graphs;
+* a PyG :class:`torch_geometric.EdgeIndex`: the same, with its ``sparse_size`` as ``size`` (as
+  PyG's ``MessagePassing`` reads it; a ``size`` argument may fill in what ``sparse_size`` leaves
+  open, not contradict it). One sorted by column (destination) is read without sorting;
+* a torch sparse ``adj_t`` ``[num_dst, num_src]``, PyG's transposed adjacency (entry
+  ``(i, j)`` is an edge ``j -> i``), in the ``sparse_coo``, ``sparse_csr`` or ``sparse_csc``
+  layout. Its values come along as :attr:`Adjacency.values` for the layers to use as PyG does.
+  A COO is coalesced first: PyG's ``spmm`` converts it to CSR, which merges duplicate entries
+  into one edge carrying their sum. The CSR of ``adj_t`` is the CSC of the graph and is read
+  without sorting; a coalesced COO is sorted by destination too; a CSC is sorted once.
 
-and node features either as one tensor or as a PyG-style pair ``(x_src, x_dst)``.
-:func:`adjacency_of` resolves these into an :class:`Adjacency`: the structure (a CSCGraph, or a
-destination-sorted Block), its sizes, and how to bring edge data given in the caller's edge order
-into the structure's own edge order. Nothing is cached here.
+``torch_sparse.SparseTensor`` is not accepted (torch-sparse is not a dependency): convert it with
+``adj_t.to_torch_sparse_csr_tensor()``. Node features are either one tensor or a PyG-style pair
+``(x_src, x_dst)``. :func:`adjacency_of` resolves these into an :class:`Adjacency`: the
+structure (a CSCGraph, or a destination-sorted Block), its sizes, how to bring edge data given
+in the caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
+Nothing is cached here.
 """
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Tuple, Union
 
 import torch
@@ -28,6 +40,8 @@ Structure = Union[CSCGraph, Block]
 GraphInput = Union[Tensor, CSCGraph, Block]
 Features = Union[Tensor, Tuple[Tensor, Optional[Tensor]]]
 
+_SPARSE_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc)
+
 
 @dataclass
 class Adjacency:
@@ -39,12 +53,15 @@ class Adjacency:
         num_dst: number of destination nodes (rows of the output).
         edge_order: ``[E]`` for every edge of ``structure`` (in its own order), the position of
             that edge in the caller's edge order; ``None`` when the two orders agree.
+        values: ``[E]`` a sparse ``adj_t``'s values in the structure's edge order (what PyG
+            weighs that edge's message by); ``None`` for every other graph input.
     """
 
     structure: Structure
     num_src: int
     num_dst: int
     edge_order: Optional[Tensor]
+    values: Optional[Tensor] = None
 
     @property
     def num_edges(self) -> int:
@@ -114,19 +131,62 @@ class Adjacency:
         return Adjacency(structure, self.num_src, self.num_dst, None)
 
 
-def _check_ids(where: str, name: str, ids: Tensor, bound: int) -> None:
+def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge_index") -> None:
     if ids.numel() == 0:
         return
     low, high = int(ids.min()), int(ids.max())
     if low < 0 or high >= bound:
         bad = low if low < 0 else high
-        raise ValueError(f"{where}: edge_index has {name} id {bad}, out of range for "
+        raise ValueError(f"{where}: {what} has {name} id {bad}, out of range for "
                          f"{bound} {name} nodes")
 
 
-def _bipartite_block(edge_index: Tensor, num_src: int, num_dst: int) -> Adjacency:
-    """A destination-sorted Block of ``edge_index`` (one stable counting sort)."""
-    indptr, indices, perm = csc_from_coo(edge_index[0], edge_index[1], max(num_src, num_dst))
+def _check_offsets(where: str, name: str, offsets: Tensor, nnz: int) -> None:
+    """torch builds a compressed sparse tensor without checking it (unless asked to), and bad
+    offsets would make the kernels read out of bounds."""
+    first, last = int(offsets[0]), int(offsets[-1])
+    if first != 0 or last != nnz:
+        raise ValueError(f"{where}: adj_t.{name}() must run from 0 to nnz = {nnz}, got "
+                         f"{first} to {last}")
+    steps = offsets[1:] - offsets[:-1]
+    if steps.numel() > 0 and int(steps.min()) < 0:
+        bad = int(torch.nonzero(steps < 0)[0])
+        raise ValueError(f"{where}: adj_t.{name}() must never decrease, but entry {bad + 1} is "
+                         f"{int(offsets[bad + 1])} < {int(offsets[bad])}")
+
+
+def _is_sorted(index: Tensor) -> bool:
+    return index.numel() < 2 or bool((index[1:] >= index[:-1]).all())
+
+
+def _offsets_of(sorted_dst: Tensor, num_dst: int) -> Tensor:
+    """``[num_dst + 1]`` offsets of the in-edges of each destination in a sorted edge list."""
+    counts = torch.bincount(sorted_dst, minlength=num_dst)
+    return torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+
+
+def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adjacency:
+    """A CSC (``indptr`` over the destinations, ``src`` the source of each in-edge) as a
+    CSCGraph when square, else a destination-sorted Block. Built without a sort, so its edge
+    order is the given one."""
+    indptr, src = indptr.to(torch.int64), src.contiguous()
+    if num_src == num_dst:
+        return Adjacency(CSCGraph(indptr, src, validate=False), num_src, num_dst, None)
+    device = indptr.device
+    dst = torch.repeat_interleave(torch.arange(num_dst, device=device), indptr[1:] - indptr[:-1],
+                                  output_size=src.numel())
+    block = Block(src=src.to(torch.int64), dst=dst, eid=torch.arange(src.numel(), device=device),
+                  src_nodes=torch.arange(num_src, device=device), num_src_nodes=num_src,
+                  num_dst_nodes=num_dst)
+    return Adjacency(block, num_src, num_dst, None)
+
+
+def _sorted_by_destination(src: Tensor, dst: Tensor, num_src: int, num_dst: int) -> Adjacency:
+    """The edges ``src -> dst`` (int64) after one stable counting sort by destination: a
+    CSCGraph when square, else a Block."""
+    indptr, indices, perm = csc_from_coo(src, dst, max(num_src, num_dst))
+    if num_src == num_dst:
+        return Adjacency(CSCGraph(indptr, indices, perm, validate=False), num_src, num_dst, perm)
     indptr = indptr[: num_dst + 1]
     dst = torch.repeat_interleave(torch.arange(num_dst, device=indptr.device),
                                   indptr[1:] - indptr[:-1], output_size=indices.numel())
@@ -134,6 +194,21 @@ def _bipartite_block(edge_index: Tensor, num_src: int, num_dst: int) -> Adjacenc
     block = Block(src=indices.to(torch.int64), dst=dst, eid=perm, src_nodes=src_nodes,
                   num_src_nodes=num_src, num_dst_nodes=num_dst)
     return Adjacency(block, num_src, num_dst, perm)
+
+
+def _from_pairs(where: str, what: str, src: Tensor, dst: Tensor, num_src: int, num_dst: int,
+                maybe_sorted: bool) -> Adjacency:
+    """The edges ``src[e] -> dst[e]`` (int64), checked against the sizes.
+
+    Edges that claim to be destination-sorted (a column-sorted EdgeIndex, a coalesced COO) are
+    read as a CSC as they are; the claim is checked first, since a wrong sort flag would
+    otherwise give a silently wrong answer. Everything else is sorted once.
+    """
+    _check_ids(where, "source", src, num_src, what)
+    _check_ids(where, "target", dst, num_dst, what)
+    if maybe_sorted and _is_sorted(dst):
+        return _compressed(_offsets_of(dst, num_dst), src, num_src, num_dst)
+    return _sorted_by_destination(src, dst, num_src, num_dst)
 
 
 def _rows(t: Tensor) -> int:
@@ -159,6 +234,30 @@ def _check_size(where: str, size: Optional[Sequence[Optional[int]]]) -> None:
                          f"ints, got {size!r}")
 
 
+def _check_size_agrees(where: str, size: Optional[Sequence[Optional[int]]], adj: Adjacency,
+                       given: str) -> None:
+    """A graph that knows its sizes takes ``size`` only as a check (``None`` entries pass)."""
+    if size is not None and any(s is not None and s != n
+                                for s, n in zip(size, (adj.num_src, adj.num_dst))):
+        raise ValueError(f"{where}: size={tuple(size)} disagrees with {given}")
+
+
+def _pyg_edge_index_class():
+    """PyG's ``EdgeIndex`` class if PyG is loaded (no EdgeIndex can exist otherwise), so that
+    fastgl does not import PyG itself."""
+    return getattr(sys.modules.get("torch_geometric"), "EdgeIndex", None)
+
+
+def _is_pyg_edge_index(obj) -> bool:
+    cls = _pyg_edge_index_class()
+    return cls is not None and isinstance(obj, cls)
+
+
+def _is_torch_sparse_object(obj) -> bool:
+    """A ``torch_sparse.SparseTensor`` (found by its module: torch-sparse is not installed here)."""
+    return type(obj).__module__.split(".")[0] == "torch_sparse"
+
+
 def adjacency_of(
     where: str,
     x: Features,
@@ -167,9 +266,10 @@ def adjacency_of(
 ) -> Tuple[Tensor, Optional[Tensor], Adjacency]:
     """Resolves a layer's ``(x, edge_index, size)`` into ``(x_src, x_dst, adjacency)``.
 
-    ``x_dst`` is the destination features: the given ``x_dst`` of a pair (possibly ``None``, as
-    in PyG), or, for a single tensor ``x``, its first ``num_dst`` rows (destinations are the
-    prefix of the sources: a Block's layout, and the identity on square graphs).
+    ``edge_index`` is any graph input of the module docstring. ``x_dst`` is the destination
+    features: the given ``x_dst`` of a pair (possibly ``None``, as in PyG), or, for a single
+    tensor ``x``, its first ``num_dst`` rows (destinations are the prefix of the sources: a
+    Block's layout, and the identity on square graphs).
     """
     _check_size(where, size)
     if isinstance(x, (tuple, list)):
@@ -185,6 +285,7 @@ def adjacency_of(
         x_src, x_dst, paired = x, None, False
         _check_features(where, "x", x_src)
 
+    given = None  # for a graph that knows its own sizes: how to name it when size disagrees
     if isinstance(edge_index, CSCGraph):
         n = edge_index.num_nodes
         adj = Adjacency(edge_index, n, n, edge_index.eid)
@@ -194,17 +295,25 @@ def adjacency_of(
         given = (f"a Block of {edge_index.num_src_nodes} sources and "
                  f"{edge_index.num_dst_nodes} destinations")
     elif isinstance(edge_index, Tensor) and edge_index.layout != torch.strided:
-        raise TypeError(f"{where}: sparse adjacency matrices ({edge_index.layout}) are not "
-                        f"supported; pass an edge_index [2, E], a fastgl.CSCGraph or a Block")
+        adj = _adjacency_of_sparse(where, edge_index)
+        given = f"a sparse adj_t of shape {list(edge_index.shape)} ([num_dst, num_src])"
+    elif _is_pyg_edge_index(edge_index):
+        adj = _adjacency_of_edge_index(where, x_src, x_dst, paired, edge_index.as_tensor(),
+                                       _size_of_pyg_edge_index(where, edge_index, size),
+                                       dst_sorted=edge_index.is_sorted_by_col)
     elif isinstance(edge_index, Tensor):
-        adj, given = _adjacency_of_edge_index(where, x_src, x_dst, paired, edge_index, size), None
+        adj = _adjacency_of_edge_index(where, x_src, x_dst, paired, edge_index, size)
+    elif _is_torch_sparse_object(edge_index):
+        raise TypeError(f"{where}: torch_sparse.SparseTensor is not supported (torch-sparse is "
+                        f"not a dependency of fastgl); pass adj_t.to_torch_sparse_csr_tensor(), "
+                        f"got {type(edge_index).__name__}")
     else:
         raise TypeError(f"{where}: the graph must be an edge_index tensor [2, E], a "
-                        f"fastgl.CSCGraph or a fastgl.Block, got {type(edge_index).__name__} "
-                        f"(SparseTensor/sparse adjacency input is not supported)")
+                        f"torch_geometric.EdgeIndex, a sparse adj_t [num_dst, num_src], a "
+                        f"fastgl.CSCGraph or a fastgl.Block, got {type(edge_index).__name__}")
 
-    if given is not None and size is not None and tuple(size) != (adj.num_src, adj.num_dst):
-        raise ValueError(f"{where}: size={tuple(size)} disagrees with {given}")
+    if given is not None:
+        _check_size_agrees(where, size, adj, given)
     if _rows(x_src) != adj.num_src:
         raise ValueError(f"{where}: {'x_src' if paired else 'x'} has {_rows(x_src)} rows but "
                          f"the graph has {adj.num_src} source nodes")
@@ -223,13 +332,22 @@ def adjacency_of(
     return x_src, x_dst, adj
 
 
+def _dense_hint(t: Tensor) -> str:
+    """A floating-point or boolean 2-D "edge_index" is most likely a dense adjacency matrix."""
+    if t.dim() == 2 and (t.is_floating_point() or t.dtype == torch.bool):
+        return (" (a dense adjacency matrix is not accepted: pass a sparse adj_t [num_dst, "
+                "num_src], e.g. adj_t.to_sparse_csr())")
+    return ""
+
+
 def _adjacency_of_edge_index(where: str, x_src: Tensor, x_dst: Optional[Tensor], paired: bool,
-                             edge_index: Tensor, size) -> Adjacency:
+                             edge_index: Tensor, size, dst_sorted: bool = False) -> Adjacency:
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
         raise ValueError(f"{where}: edge_index must have shape [2, E], got "
-                         f"{tuple(edge_index.shape)}")
+                         f"{tuple(edge_index.shape)}{_dense_hint(edge_index)}")
     if edge_index.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"{where}: edge_index must be int32 or int64, got {edge_index.dtype}")
+        raise ValueError(f"{where}: edge_index must be int32 or int64, got "
+                         f"{edge_index.dtype}{_dense_hint(edge_index)}")
     num_src = size[0] if size is not None and size[0] is not None else _rows(x_src)
     if size is not None and size[1] is not None:
         num_dst = size[1]
@@ -241,9 +359,55 @@ def _adjacency_of_edge_index(where: str, x_src: Tensor, x_dst: Optional[Tensor],
     else:
         num_dst = num_src
     edge_index = edge_index.to(torch.int64)
-    _check_ids(where, "source", edge_index[0], num_src)
-    _check_ids(where, "target", edge_index[1], num_dst)
-    if num_src == num_dst:
-        graph = CSCGraph.from_edge_index(edge_index, num_src)
-        return Adjacency(graph, num_src, num_dst, graph.eid)
-    return _bipartite_block(edge_index, num_src, num_dst)
+    return _from_pairs(where, "edge_index", edge_index[0], edge_index[1], num_src, num_dst,
+                       maybe_sorted=dst_sorted)
+
+
+def _size_of_pyg_edge_index(where: str, edge_index: Tensor,
+                            size: Optional[Sequence[Optional[int]]]) -> Tuple:
+    """``size`` completed by the EdgeIndex's ``sparse_size`` ``(num_src, num_dst)``.
+
+    PyG's ``MessagePassing`` takes the sparse size as the size and ignores a ``size`` argument;
+    here one that contradicts it is an error instead of being dropped silently.
+    """
+    known = tuple(edge_index.sparse_size())
+    asked = (None, None) if size is None else tuple(size)
+    for a, k in zip(asked, known):
+        if a is not None and k is not None and a != k:
+            raise ValueError(f"{where}: size={asked} disagrees with the EdgeIndex's "
+                             f"sparse_size {known}")
+    return tuple(k if k is not None else a for a, k in zip(asked, known))
+
+
+def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
+    """A torch sparse ``adj_t`` ``[num_dst, num_src]``: entry ``(i, j)`` is an edge ``j -> i``,
+    its value in :attr:`Adjacency.values`."""
+    if adj_t.layout not in _SPARSE_LAYOUTS:
+        raise ValueError(f"{where}: a sparse adj_t must be in the sparse_coo, sparse_csr or "
+                         f"sparse_csc layout, got {adj_t.layout}")
+    if adj_t.dim() != 2:
+        raise ValueError(f"{where}: a sparse adj_t must be a 2-D matrix [num_dst, num_src] "
+                         f"with one value per entry, got shape {tuple(adj_t.shape)} "
+                         f"({adj_t.sparse_dim()} sparse and {adj_t.dense_dim()} dense dims)")
+    num_dst, num_src = adj_t.shape
+    if adj_t.layout == torch.sparse_csr:
+        # The CSR of adj_t is the CSC of the graph: rows are destinations, columns sources.
+        crow, col = adj_t.crow_indices(), adj_t.col_indices()
+        _check_offsets(where, "crow_indices", crow, col.numel())
+        _check_ids(where, "source", col, num_src, "adj_t")
+        return replace(_compressed(crow, col, num_src, num_dst), values=adj_t.values())
+    if adj_t.layout == torch.sparse_coo:
+        # PyG's spmm turns a COO into a CSR, which coalesces it; coalesced, it is sorted by
+        # (destination, source).
+        adj_t = adj_t.coalesce()
+        dst, src = adj_t.indices()
+        adj = _from_pairs(where, "adj_t", src, dst, num_src, num_dst, maybe_sorted=True)
+    else:  # CSC: compressed over the sources, so the edges need one sort by destination
+        ccol, row = adj_t.ccol_indices(), adj_t.row_indices()
+        _check_offsets(where, "ccol_indices", ccol, row.numel())
+        src = torch.repeat_interleave(torch.arange(num_src, device=ccol.device),
+                                      (ccol[1:] - ccol[:-1]).to(torch.int64),
+                                      output_size=row.numel())
+        adj = _from_pairs(where, "adj_t", src, row.to(torch.int64), num_src, num_dst,
+                          maybe_sorted=False)
+    return replace(adj, values=adj.to_structure_order(adj_t.values()))

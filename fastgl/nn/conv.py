@@ -4,6 +4,8 @@ Each layer takes the constructor arguments of the ``torch_geometric.nn`` layer o
 (where fastgl supports them), has the same parameters under the same ``state_dict`` keys (a PyG
 checkpoint loads with ``strict=True``) and, given the same parameters, computes the same output.
 Graph input may be a PyG ``edge_index`` (``size=(num_src, num_dst)`` for bipartite graphs), a
+PyG ``EdgeIndex`` (its ``sparse_size`` is the size), a torch sparse ``adj_t`` ``[num_dst,
+num_src]`` (COO, CSR or CSC; its values weigh the messages where PyG's layer uses them), a
 :class:`~fastgl.CSCGraph` or a sampled :class:`~fastgl.Block`; node features a tensor or a pair
 ``(x_src, x_dst)``. With a single tensor ``x`` and fewer destinations than sources (a Block, or
 ``size`` with ``num_dst < num_src``), the destinations are the first ``num_dst`` rows of ``x``
@@ -108,6 +110,16 @@ def _check_edge_weight(where: str, edge_weight: Tensor, adj: Adjacency) -> None:
         raise ValueError(f"{where}: edge_weight must be floating point, got {edge_weight.dtype}")
 
 
+def _entry_weight(adj: Adjacency, dtype: torch.dtype) -> Optional[Tensor]:
+    """A sparse ``adj_t``'s values as edge weights, as PyG's ``spmm(adj_t, x)`` multiplies each
+    message by its entry; ``None`` for other graphs, and for values all 1 that need no gradient
+    (the unweighted aggregation gives the same result, faster)."""
+    values = adj.values
+    if values is None or (not values.requires_grad and bool((values == 1).all())):
+        return None
+    return values.to(dtype)
+
+
 def _versions(obj) -> tuple:
     """In-place versions of a graph input's tensors, for caches that must notice changes."""
     if obj is None:
@@ -128,6 +140,10 @@ class GCNConv(FastGLConv):
     the graph has edge weights: PyG 2.8's ``gcn_norm`` ignores it for unweighted graphs, and
     this layer does the same so that PyG checkpoints give the same outputs.
 
+    A sparse ``adj_t`` follows PyG's ``gcn_norm`` for sparse tensors: its values are the edge
+    weights, and every node gets a new self-loop of weight 1 (2 with ``improved``) on top of the
+    loops ``adj_t`` already has (``add_self_loops``, not ``add_remaining_self_loops``).
+
     Args:
         in_channels: input features (``-1``: taken from the first input).
         out_channels: output features.
@@ -141,10 +157,15 @@ class GCNConv(FastGLConv):
 
     Forward:
         ``x`` ``[num_src, in_channels]`` (a pair is refused, like PyG), ``edge_index`` (tensor,
-        CSCGraph or Block), ``edge_weight`` ``[E]`` in the caller's edge order (``edge_index``
-        columns; a CSCGraph's original edge order, its ``weight`` used when none is given; a
-        Block's edge order), ``size=(num_src, num_dst)`` with ``num_dst <= num_src``.
+        EdgeIndex, sparse ``adj_t``, CSCGraph or Block), ``edge_weight`` ``[E]`` in the caller's
+        edge order (``edge_index`` columns; a CSCGraph's original edge order, its ``weight``
+        used when none is given; a Block's edge order; none with a sparse ``adj_t``, whose
+        values are the weights), ``size=(num_src, num_dst)`` with ``num_dst <= num_src``.
         Returns ``[num_dst, out_channels]``.
+
+    A non-square ``adj_t`` ``[num_dst, num_src]`` (``num_dst <= num_src``) is normalized like
+    ``size=``: as PyG on the square ``adj_t`` of ``num_src`` nodes (its extra rows empty), first
+    ``num_dst`` rows of the result (PyG itself refuses non-square sparse input to ``gcn_norm``).
 
     On a Block (or with ``size``) destinations are the first ``num_dst`` sources. A
     destination's degree is its in-degree in the block (the block holds all of its sampled
@@ -223,7 +244,14 @@ class GCNConv(FastGLConv):
     @staticmethod
     def _structure_weight(adj: Adjacency, edge_index: GraphInput, edge_weight: Optional[Tensor],
                           dtype: torch.dtype) -> Optional[Tensor]:
-        """Edge weights in the structure's edge order (a CSCGraph's own ``weight`` if none)."""
+        """Edge weights in the structure's edge order (a CSCGraph's own ``weight`` if none, a
+        sparse ``adj_t``'s values)."""
+        if adj.values is not None:
+            # PyG silently drops edge_weight here; two sources of weights is a caller's error.
+            if edge_weight is not None:
+                raise ValueError("GCNConv: edge_weight must be None with a sparse adj_t, whose "
+                                 "values are the edge weights, got a tensor")
+            return adj.values.to(dtype)
         if edge_weight is None:
             if isinstance(edge_index, CSCGraph) and edge_index.weight is not None:
                 return edge_index.weight.to(dtype)
@@ -242,9 +270,11 @@ class GCNConv(FastGLConv):
         dst = adj.dst_index()
         loop_weight = None
         if self.add_self_loops:
-            is_loop = adj.src_index() == dst
             loop_weight = torch.full((num_dst,), fill, dtype=dtype, device=device)
-            if bool(is_loop.any()):
+            # PyG: gcn_norm replaces the self-loops of an edge_index, but adds its loops to
+            # those of a sparse adj_t, which then stay ordinary edges.
+            is_loop = None if adj.values is not None else adj.src_index() == dst
+            if is_loop is not None and bool(is_loop.any()):
                 if weight is not None:  # an existing loop keeps its weight (the last one wins)
                     loop_weight = loop_weight.index_put((dst[is_loop],), weight[is_loop])
                     weight = weight.masked_fill(is_loop, 0.0)
@@ -295,15 +325,17 @@ class SAGEConv(FastGLConv):
             (``-1``: taken from the first input).
         out_channels: output features.
         aggr: ``"mean"``, ``"sum"`` (or ``"add"``) or ``"max"`` over the in-edges (nodes without
-            in-edges get zeros).
+            in-edges get zeros). With a sparse ``adj_t`` each message is first multiplied by its
+            entry, as PyG's ``spmm`` (mean: divided by the number of entries of the row).
         normalize: L2-normalize the output rows.
         root_weight: add ``lin_r(x_dst)``.
         project: project sources with ``relu(lin(x))`` before aggregating.
         bias: bias of ``lin_l``.
 
     Forward:
-        ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, CSCGraph or Block),
-        ``size=(num_src, num_dst)``. Returns ``[num_dst, out_channels]``.
+        ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, EdgeIndex, sparse
+        ``adj_t``, CSCGraph or Block), ``size=(num_src, num_dst)``. Returns
+        ``[num_dst, out_channels]``.
     """
 
     def __init__(self, in_channels: Channels, out_channels: int, aggr: str = "mean",
@@ -341,16 +373,17 @@ class SAGEConv(FastGLConv):
         if self.project:
             x_src = self.lin(x_src).relu()
         reduce = _SAGE_REDUCTIONS[self.aggr]
+        weight = _entry_weight(adj, x_src.dtype)
         lin_l = self.lin_l
         if (reduce != "max" and not isinstance(lin_l, torch.nn.LazyLinear)
                 and lin_l.out_features < lin_l.in_features):
             # Sum and mean commute with the linear map: aggregate the narrower side.
-            out = _aggregate(adj.structure, F.linear(x_src, lin_l.weight), reduce=reduce,
-                             approx=approx)
+            out = _aggregate(adj.structure, F.linear(x_src, lin_l.weight), weight,
+                             reduce=reduce, approx=approx)
             if lin_l.bias is not None:
                 out = out + lin_l.bias
         else:
-            out = lin_l(_aggregate(adj.structure, x_src, reduce=reduce, approx=approx))
+            out = lin_l(_aggregate(adj.structure, x_src, weight, reduce=reduce, approx=approx))
         if self.root_weight and x_dst is not None:
             out = out + self.lin_r(x_dst)
         if self.normalize:
@@ -365,7 +398,8 @@ class SAGEConv(FastGLConv):
 class GINConv(FastGLConv):
     r"""Graph isomorphism convolution, like ``torch_geometric.nn.GINConv``.
 
-    ``out = nn((1 + eps) * x_i + sum_{j in N(i)} x_j)``.
+    ``out = nn((1 + eps) * x_i + sum_{j in N(i)} x_j)``; with a sparse ``adj_t`` each ``x_j`` is
+    multiplied by its entry, as PyG's ``spmm``.
 
     Args:
         nn: the module applied to the aggregated features (an MLP, typically).
@@ -374,7 +408,8 @@ class GINConv(FastGLConv):
 
     Forward:
         ``x`` (tensor or ``(x_src, x_dst)``; ``x_dst=None`` drops the root term),
-        ``edge_index`` (tensor, CSCGraph or Block), ``size=(num_src, num_dst)``.
+        ``edge_index`` (tensor, EdgeIndex, sparse ``adj_t``, CSCGraph or Block),
+        ``size=(num_src, num_dst)``.
         Returns ``nn`` of a ``[num_dst, F]`` tensor.
     """
 
@@ -396,7 +431,8 @@ class GINConv(FastGLConv):
     def forward(self, x: Features, edge_index: GraphInput, size: Size = None, *,
                 approx: Optional[ESSpMM] = None) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
-        out = _aggregate(adj.structure, x_src, reduce="sum", approx=approx)
+        out = _aggregate(adj.structure, x_src, _entry_weight(adj, x_src.dtype), reduce="sum",
+                         approx=approx)
         if x_dst is not None:
             out = out + (1 + self.eps) * x_dst
         return self.nn(out)
@@ -430,9 +466,14 @@ class GATConv(FastGLConv):
         residual: add a linear projection of the destination features (``res``).
 
     Forward:
-        ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, CSCGraph or Block),
-        ``size=(num_src, num_dst)``. Returns ``[num_dst, heads * out_channels]`` (concat) or
-        ``[num_dst, out_channels]``.
+        ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, EdgeIndex, sparse
+        ``adj_t``, CSCGraph or Block), ``size=(num_src, num_dst)``. Returns
+        ``[num_dst, heads * out_channels]`` (concat) or ``[num_dst, out_channels]``.
+
+    A sparse ``adj_t``'s values are ignored, as PyG (which reads them only as ``edge_attr``,
+    unused without ``edge_dim``): its entries are the edges. A COO is coalesced first (duplicate
+    entries are one edge), as PyG's ``add_self_loops`` does; without self-loops PyG refuses an
+    uncoalesced COO.
     """
 
     def __init__(self, in_channels: Channels, out_channels: int, heads: int = 1,

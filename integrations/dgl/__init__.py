@@ -14,7 +14,8 @@ Example:
     ...                                     shuffle=True)
 """
 
-
+from .conv import GATConv, GINConv, GraphConv, SAGEConv
 from .sampler import MultiLayerFullNeighborSampler, NeighborSampler
 
-__all__ = ["MultiLayerFullNeighborSampler", "NeighborSampler"]
+__all__ = ["GATConv", "GINConv", "GraphConv", "MultiLayerFullNeighborSampler", "NeighborSampler",
+           "SAGEConv"]

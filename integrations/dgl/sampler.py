@@ -195,9 +195,9 @@ def _sample_block(csc: _GraphCSC, dst_nodes: Tensor, fanout: int, replace: bool,
     ptr, neighbors, slots = sample_neighbors(csc.indptr, csc.indices, dst_nodes, fanout,
                                              replace=replace, weight=weight, seed=key)
     src_nodes, src_local = id_map(dst_nodes, neighbors)
-    dst_local = torch.repeat_interleave(torch.arange(dst_nodes.numel(), device=ptr.device),
-                                        ptr[1:] - ptr[:-1], output_size=neighbors.numel())
-    block = dgl.create_block((src_local.to(idtype), dst_local.to(idtype)),
+    # The draw is already a CSC over the destinations (ptr, local sources): DGL takes it as is.
+    no_edge_ids = ptr.new_empty(0).to(idtype)
+    block = dgl.create_block(("csc", (ptr.to(idtype), src_local.to(idtype), no_edge_ids)),
                              num_src_nodes=src_nodes.numel(), num_dst_nodes=dst_nodes.numel(),
                              idtype=idtype, device=ptr.device)
     block.srcdata[dgl.NID] = src_nodes.to(idtype)

@@ -1,0 +1,657 @@
+"""DGL graph convolutions on fastgl's compiled aggregation: drop-ins for ``dgl.nn.pytorch``.
+
+:class:`GraphConv`, :class:`SAGEConv`, :class:`GINConv` and :class:`GATConv` take the
+constructor arguments of DGL 2.1's layers of the same name, hold the same parameters and buffers
+under the same ``state_dict`` keys and shapes (a checkpoint of DGL's layer loads with
+``strict=True``) and, given the same parameters, compute the same outputs and gradients. The
+message passing runs on :func:`fastgl.ops.aggregate`, :func:`fastgl.ops.edge_softmax` and
+:func:`fastgl.ops.gat_scores` instead of DGL's ``update_all``.
+
+``graph`` is a ``dgl.DGLGraph`` with one edge type, or a DGL block (MFG): the destinations of a
+block are its first ``num_dst_nodes`` sources, so a single feature tensor holds the source rows
+and its first rows are the destinations', as in DGL. ``feat`` may also be a pair
+``(feat_src, feat_dst)``. ``edge_weight`` is ``[E]`` (or ``[E, 1]``) in DGL's edge-id order.
+
+Example:
+    >>> sampler = dgl.dataloading.NeighborSampler([10, 5])
+    >>> input_nodes, seeds, blocks = sampler.sample(graph, train_ids)
+    >>> conv1, conv2 = SAGEConv(128, 64, "mean"), SAGEConv(64, 7, "mean")
+    >>> h = torch.relu(conv1(blocks[0], x[input_nodes]))   # [blocks[0].num_dst_nodes(), 64]
+    >>> logits = conv2(blocks[1], h)                         # [len(seeds), 7]
+"""
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Tuple, Union
+
+import dgl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from fastgl import ops
+from fastgl.sampling.subgraph import Block
+
+Tensor = torch.Tensor
+Features = Union[Tensor, Tuple[Tensor, Tensor]]
+InFeats = Union[int, Tuple[int, int]]
+
+__all__ = ["GATConv", "GINConv", "GraphConv", "SAGEConv"]
+
+
+class DGLConvError(dgl.DGLError, ValueError):
+    """Raised where DGL's layer raises ``dgl.DGLError``: code written for DGL's layers still
+    catches it, and it is a ``ValueError`` like fastgl's other bad-input errors."""
+
+
+# ---------------------------------------------------------------------------------------------
+# DGL graph -> fastgl structure
+
+
+@dataclass
+class _Structure:
+    """A DGL graph as fastgl's ops read it.
+
+    Attributes:
+        block: destination-sorted :class:`~fastgl.Block` (its edges in CSC order, so the ops'
+            ``csc_of`` needs no sort).
+        eid: ``[E]`` DGL edge id of every edge of ``block``.
+        in_degrees: ``[num_dst]`` in-degree of every destination.
+        is_block: whether the DGL graph is a block (MFG).
+    """
+
+    block: Block
+    eid: Tensor
+    in_degrees: Tensor
+    is_block: bool
+
+    @property
+    def num_src(self) -> int:
+        return self.block.num_src_nodes
+
+    @property
+    def num_dst(self) -> int:
+        return self.block.num_dst_nodes
+
+    @property
+    def num_edges(self) -> int:
+        return self.block.num_edges
+
+    @property
+    def device(self) -> torch.device:
+        return self.eid.device
+
+    def out_degrees(self) -> Tensor:
+        """``[num_src]`` out-degree of every source."""
+        return torch.bincount(self.block.src, minlength=self.num_src)
+
+    def from_dgl_order(self, edge_data: Tensor) -> Tensor:
+        """Per-edge data in DGL's edge-id order -> ``block``'s edge order."""
+        return edge_data.index_select(0, self.eid)
+
+    def to_dgl_order(self, edge_data: Tensor) -> Tensor:
+        """Per-edge data in ``block``'s edge order -> DGL's edge-id order (differentiable)."""
+        return torch.zeros_like(edge_data).index_copy(0, self.eid, edge_data)
+
+
+def _structure_of(layer: str, graph) -> _Structure:
+    """The :class:`_Structure` of a ``dgl.DGLGraph`` or DGL block (nothing is cached: DGL keeps
+    the CSC it builds on the graph itself, so a second layer on the same graph reuses it)."""
+    if not isinstance(graph, dgl.DGLGraph):
+        raise TypeError(f"{layer}: graph must be a dgl.DGLGraph or a DGL block, got "
+                        f"{type(graph).__name__}")
+    if len(graph.canonical_etypes) != 1:
+        raise ValueError(f"{layer}: graph must have a single edge type, got "
+                         f"{graph.canonical_etypes}; wrap the layer in dgl.nn.HeteroGraphConv")
+    num_src, num_dst = graph.num_src_nodes(), graph.num_dst_nodes()
+    formats = graph.formats()
+    if "csc" in formats["created"] + formats["not created"]:
+        indptr, indices, eid = graph.adj_tensors("csc")
+    else:  # a graph restricted to other sparse formats cannot give a CSC: sort its COO
+        src, dst = graph.edges(order="eid")
+        indptr, indices, eid = ops.csc_from_coo(src, dst, max(num_src, num_dst))
+        indptr = indptr[: num_dst + 1]
+    indptr, indices, eid = indptr.long(), indices.long(), eid.long()
+    in_degrees = indptr[1:] - indptr[:-1]
+    dst = torch.repeat_interleave(torch.arange(num_dst, device=indptr.device), in_degrees,
+                                  output_size=indices.numel())
+    block = Block(src=indices, dst=dst, eid=eid,
+                  src_nodes=torch.arange(num_src, device=indptr.device),
+                  num_src_nodes=num_src, num_dst_nodes=num_dst)
+    return _Structure(block, eid, in_degrees, bool(graph.is_block))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared input handling
+
+
+def _check_zero_in_degree(layer: str, st: _Structure) -> None:
+    # DGL's condition and advice: such nodes would silently get only their bias.
+    if st.num_dst > 0 and bool((st.in_degrees == 0).any()):
+        raise DGLConvError(
+            f"{layer}: there are 0-in-degree nodes in the graph; their output would be invalid, "
+            f"which silently harms many applications. Add self-loops (g = dgl.add_self_loop(g)) "
+            f"or create the layer with allow_zero_in_degree=True to suppress this check.")
+
+
+def _check_feature(layer: str, name: str, t, rows: int, st: _Structure) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{layer}: {name} must be a tensor, got {type(t).__name__}")
+    if t.dim() < 2 or not t.is_floating_point():
+        raise ValueError(f"{layer}: {name} must be a floating-point tensor [num_nodes, *, "
+                         f"features], got {t.dtype} of shape {tuple(t.shape)}")
+    if t.shape[0] != rows:
+        raise ValueError(f"{layer}: {name} has {t.shape[0]} rows but the graph has {rows} "
+                         f"{'source' if name != 'feat_dst' else 'destination'} nodes")
+    if t.device != st.device:
+        raise ValueError(f"{layer}: {name} is on {t.device} but the graph is on {st.device}")
+
+
+def _features(layer: str, feat: Features, st: _Structure,
+              transform: Callable[[Tensor], Tensor] = lambda t: t) -> Tuple[Tensor, Tensor]:
+    """``(feat_src, feat_dst)`` as DGL pairs them, after ``transform`` (e.g. dropout).
+
+    A pair is used as given (``transform`` applied to each side); a single tensor is the source
+    features and, transformed once, its first ``num_dst`` rows are the destinations'.
+    """
+    if isinstance(feat, tuple):
+        if len(feat) != 2:
+            raise ValueError(f"{layer}: feat must be a tensor or a pair (feat_src, feat_dst), "
+                             f"got a tuple of {len(feat)}")
+        _check_feature(layer, "feat_src", feat[0], st.num_src, st)
+        _check_feature(layer, "feat_dst", feat[1], st.num_dst, st)
+        return transform(feat[0]), transform(feat[1])
+    _check_feature(layer, "feat", feat, st.num_src, st)
+    if not st.is_block and st.num_src != st.num_dst:
+        raise ValueError(f"{layer}: the graph has {st.num_src} source and {st.num_dst} "
+                         f"destination nodes; pass feat as a pair (feat_src, feat_dst)")
+    h = transform(feat)
+    return h, h[: st.num_dst]
+
+
+def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
+    # Caught here so the error names the layer, not a matmul deep inside nn.Linear.
+    if t.shape[-1] != width:
+        raise ValueError(f"{layer}: {name} has {t.shape[-1]} features but the layer expects "
+                         f"{width}")
+
+
+def _edge_weight(layer: str, edge_weight: Optional[Tensor], st: _Structure,
+                 dtype: torch.dtype) -> Optional[Tensor]:
+    """``[E]`` weights (``[E]`` or ``[E, 1]`` in DGL's edge-id order) in ``st.block``'s order."""
+    if edge_weight is None:
+        return None
+    if not isinstance(edge_weight, Tensor):
+        raise TypeError(f"{layer}: edge_weight must be a tensor, got {type(edge_weight).__name__}")
+    if edge_weight.dim() == 2 and edge_weight.shape[1] == 1:
+        edge_weight = edge_weight.squeeze(1)
+    if edge_weight.dim() != 1 or edge_weight.shape[0] != st.num_edges:
+        raise ValueError(f"{layer}: edge_weight must have shape [{st.num_edges}] (one scalar per "
+                         f"edge), got {tuple(edge_weight.shape)}")
+    if not edge_weight.is_floating_point():
+        raise ValueError(f"{layer}: edge_weight must be floating point, got {edge_weight.dtype}")
+    if edge_weight.device != st.device:
+        raise ValueError(f"{layer}: edge_weight is on {edge_weight.device} but the graph is on "
+                         f"{st.device}")
+    return st.from_dgl_order(edge_weight.to(dtype))
+
+
+def _aggregate(st: _Structure, x: Tensor, edge_weight: Optional[Tensor] = None,
+               reduce: str = "sum") -> Tensor:
+    """:func:`fastgl.ops.aggregate` for features ``[num_src, *]`` of any rank -> ``[num_dst, *]``
+    (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
+    flat = x.reshape(x.shape[0], -1).contiguous()
+    out = ops.aggregate(st.block, flat, edge_weight, reduce)
+    return out.view(st.num_dst, *x.shape[1:])
+
+
+def _broadcast_rows(values: Tensor, like: Tensor) -> Tensor:
+    """``[N]`` per-node values shaped to multiply ``like`` ``[N, *]`` row by row."""
+    return values.to(like.dtype).view(-1, *([1] * (like.dim() - 1)))
+
+
+def _pair(in_feats: InFeats) -> Tuple[int, int]:
+    return tuple(in_feats) if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+
+
+# ---------------------------------------------------------------------------------------------
+# GraphConv
+
+
+class GraphConv(nn.Module):
+    r"""Kipf and Welling's graph convolution, like ``dgl.nn.pytorch.GraphConv``.
+
+    ``out_i = act(b + norm_dst_i * sum_{j->i} w_ji * norm_src_j * x_j W)`` with
+    ``norm_src = out_degree^{-1/2}`` (``norm='both'``) or ``1 / out_degree`` (``'left'``),
+    ``norm_dst = in_degree^{-1/2}`` (``'both'``) or ``1 / in_degree`` (``'right'``), degrees
+    clamped to at least 1 and counted without edge weights (as DGL; normalize weighted graphs
+    with ``dgl.nn.EdgeWeightNorm``).
+
+    Args:
+        in_feats, out_feats: input and output feature sizes.
+        norm: ``'both'``, ``'right'``, ``'left'`` or ``'none'``.
+        weight: learn ``weight [in_feats, out_feats]`` (else pass ``weight=`` to ``forward``,
+            or none at all).
+        bias: learn ``bias [out_feats]``.
+        activation: applied to the output.
+        allow_zero_in_degree: skip the check that every destination has an in-edge.
+
+    Forward:
+        ``graph``, ``feat`` ``[num_src, *, in_feats]`` (or a pair), optional external
+        ``weight`` ``[in_feats, out_feats]`` and ``edge_weight`` ``[E]``; returns
+        ``[num_dst, *, out_feats]``.
+
+    Example:
+        >>> conv = GraphConv(16, 8)
+        >>> out = conv(dgl.add_self_loop(g), torch.randn(g.num_nodes(), 16))  # [N, 8]
+    """
+
+    def __init__(self, in_feats: int, out_feats: int, norm: str = "both", weight: bool = True,
+                 bias: bool = True, activation: Optional[Callable[[Tensor], Tensor]] = None,
+                 allow_zero_in_degree: bool = False) -> None:
+        super().__init__()
+        if norm not in ("none", "both", "right", "left"):
+            raise DGLConvError(f"GraphConv: norm must be 'none', 'both', 'right' or 'left', "
+                               f"got {norm!r}")
+        self._in_feats = in_feats
+        self._out_feats = out_feats
+        self._norm = norm
+        self._allow_zero_in_degree = allow_zero_in_degree
+        self._activation = activation
+        self.register_parameter(
+            "weight", nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None)
+        self.register_parameter("bias", nn.Parameter(torch.empty(out_feats)) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Glorot-uniform weight, zero bias (DGL's initialization)."""
+        if self.weight is not None:
+            nn.init.xavier_uniform_(self.weight)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: Features, weight: Optional[Tensor] = None,
+                edge_weight: Optional[Tensor] = None) -> Tensor:
+        st = _structure_of("GraphConv", graph)
+        if not self._allow_zero_in_degree:
+            _check_zero_in_degree("GraphConv", st)
+        feat_src, _ = _features("GraphConv", feat, st)  # checks the destination rows too
+        weight = self._resolve_weight(weight, feat_src)
+        edge_weight = _edge_weight("GraphConv", edge_weight, st, feat_src.dtype)
+        if self._norm in ("left", "both"):
+            norm_src = self._degree_norm(st.out_degrees(), feat_src.dtype)
+            feat_src = feat_src * _broadcast_rows(norm_src, feat_src)
+        # Multiply by W on the narrower side of the aggregation (DGL's order, so rounding agrees).
+        if weight is not None and self._in_feats > self._out_feats:
+            rst = _aggregate(st, torch.matmul(feat_src, weight), edge_weight)
+        else:
+            rst = _aggregate(st, feat_src, edge_weight)
+            if weight is not None:
+                rst = torch.matmul(rst, weight)
+        if self._norm in ("right", "both"):
+            rst = rst * _broadcast_rows(self._degree_norm(st.in_degrees, rst.dtype), rst)
+        if self.bias is not None:
+            rst = rst + self.bias
+        return self._activation(rst) if self._activation is not None else rst
+
+    def _resolve_weight(self, weight: Optional[Tensor], feat_src: Tensor) -> Optional[Tensor]:
+        """The weight to use: the module's, or the one given to ``forward`` (not both)."""
+        if weight is not None and self.weight is not None:
+            raise DGLConvError("GraphConv: an external weight was given but the module has its "
+                               "own weight parameter; create it with weight=False")
+        weight = self.weight if weight is None else weight
+        if weight is not None:
+            if weight.dim() != 2:
+                raise ValueError(f"GraphConv: weight must be 2-D [in_feats, out_feats], got "
+                                 f"shape {tuple(weight.shape)}")
+            _check_width("GraphConv", "feat", feat_src, weight.shape[0])
+        return weight
+
+    def _degree_norm(self, degrees: Tensor, dtype: torch.dtype) -> Tensor:
+        # In the features' dtype, as DGL, so float32 rounding agrees too.
+        degrees = degrees.to(dtype).clamp(min=1)
+        return degrees.pow(-0.5) if self._norm == "both" else 1.0 / degrees
+
+    def extra_repr(self) -> str:
+        return (f"in={self._in_feats}, out={self._out_feats}, normalization={self._norm}, "
+                f"activation={self._activation}")
+
+
+# ---------------------------------------------------------------------------------------------
+# SAGEConv
+
+
+class SAGEConv(nn.Module):
+    r"""GraphSAGE convolution of Hamilton et al., like ``dgl.nn.pytorch.SAGEConv``.
+
+    ``'mean'``: ``out_i = fc_self(x_i) + fc_neigh(mean_{j->i} w_ji x_j)``;
+    ``'gcn'``: ``out_i = fc_neigh((sum_{j->i} w_ji x_j + x_i) / (in_degree_i + 1)) + bias``;
+    ``'pool'``: ``out_i = fc_self(x_i) + fc_neigh(max_{j->i} w_ji relu(fc_pool(x_j)))``;
+    then ``activation`` and ``norm``. Nodes without in-edges aggregate zeros.
+
+    Args:
+        in_feats: input feature size, or ``(source, destination)`` sizes.
+        out_feats: output feature size.
+        aggregator_type: ``'mean'``, ``'gcn'`` or ``'pool'`` (``'lstm'`` is not supported).
+        feat_drop: dropout on the input features.
+        bias: learn a bias (in ``fc_self``, or a separate ``bias`` for ``'gcn'``).
+        norm: callable applied to the output (e.g. a ``LayerNorm``).
+        activation: applied to the output before ``norm``.
+
+    Forward:
+        ``graph``, ``feat`` ``[num_src, in_feats]`` (or a pair), ``edge_weight`` ``[E]``;
+        returns ``[num_dst, out_feats]``.
+
+    Example:
+        >>> conv = SAGEConv(16, 8, "mean")
+        >>> out = conv(block, x[block.srcdata[dgl.NID]])  # [block.num_dst_nodes(), 8]
+    """
+
+    def __init__(self, in_feats: InFeats, out_feats: int, aggregator_type: str,
+                 feat_drop: float = 0.0, bias: bool = True,
+                 norm: Optional[Callable[[Tensor], Tensor]] = None,
+                 activation: Optional[Callable[[Tensor], Tensor]] = None) -> None:
+        super().__init__()
+        if aggregator_type == "lstm":
+            raise NotImplementedError("SAGEConv: aggregator_type='lstm' is not supported by "
+                                      "fastgl's SAGEConv (an LSTM over neighbors is no sparse "
+                                      "aggregation); use dgl.nn.SAGEConv for it")
+        if aggregator_type not in ("mean", "gcn", "pool"):
+            raise DGLConvError(f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool', got "
+                               f"{aggregator_type!r}")
+        self._in_src_feats, self._in_dst_feats = _pair(in_feats)
+        self._out_feats = out_feats
+        self._aggre_type = aggregator_type
+        self.norm = norm
+        self.feat_drop = nn.Dropout(feat_drop)
+        self.activation = activation
+        if aggregator_type == "pool":
+            self.fc_pool = nn.Linear(self._in_src_feats, self._in_src_feats)
+        self.fc_neigh = nn.Linear(self._in_src_feats, out_feats, bias=False)
+        if aggregator_type != "gcn":
+            self.fc_self = nn.Linear(self._in_dst_feats, out_feats, bias=bias)
+        elif bias:
+            self.bias = nn.Parameter(torch.zeros(out_feats))
+        else:
+            self.register_buffer("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Glorot-uniform weights with ReLU gain (DGL's initialization)."""
+        gain = nn.init.calculate_gain("relu")
+        if self._aggre_type == "pool":
+            nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self._aggre_type != "gcn":
+            nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+
+    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
+        st = _structure_of("SAGEConv", graph)
+        feat_src, feat_dst = _features("SAGEConv", feat, st, self.feat_drop)
+        _check_width("SAGEConv", "feat_src" if isinstance(feat, tuple) else "feat", feat_src,
+                     self._in_src_feats)
+        if self._aggre_type != "gcn":  # 'gcn' checks that both sides have the same shape
+            _check_width("SAGEConv", "feat_dst", feat_dst, self._in_dst_feats)
+        edge_weight = _edge_weight("SAGEConv", edge_weight, st, feat_src.dtype)
+        if self._aggre_type == "gcn":
+            rst = self._gcn(st, feat_src, feat_dst, edge_weight, isinstance(feat, tuple))
+            if self.bias is not None:
+                rst = rst + self.bias
+        else:
+            if self._aggre_type == "mean":
+                h_neigh = self._mean(st, feat_src, edge_weight)
+            else:
+                h_neigh = self.fc_neigh(_aggregate(st, F.relu(self.fc_pool(feat_src)),
+                                                   edge_weight, "max"))
+            rst = self.fc_self(feat_dst) + h_neigh
+        if self.activation is not None:
+            rst = self.activation(rst)
+        return self.norm(rst) if self.norm is not None else rst
+
+    def _project_first(self) -> bool:
+        # Apply fc_neigh before the aggregation when that narrows the features (DGL's choice).
+        return self._in_src_feats > self._out_feats
+
+    def _mean(self, st: _Structure, feat_src: Tensor, edge_weight: Optional[Tensor]) -> Tensor:
+        if self._project_first():
+            return _aggregate(st, self.fc_neigh(feat_src), edge_weight, "mean")
+        return self.fc_neigh(_aggregate(st, feat_src, edge_weight, "mean"))
+
+    def _gcn(self, st: _Structure, feat_src: Tensor, feat_dst: Tensor,
+             edge_weight: Optional[Tensor], paired: bool) -> Tensor:
+        """``(sum of weighted neighbors + self) / (in_degree + 1)``, through ``fc_neigh``."""
+        if feat_src.shape[1:] != feat_dst.shape[1:]:
+            raise DGLConvError(f"SAGEConv: aggregator_type='gcn' needs source and destination "
+                               f"features of the same shape, got {tuple(feat_src.shape[1:])} and "
+                               f"{tuple(feat_dst.shape[1:])}")
+        project = self._project_first()
+        h_src = self.fc_neigh(feat_src) if project else feat_src
+        if paired:
+            h_dst = self.fc_neigh(feat_dst) if project else feat_dst
+        else:  # destinations are the first sources: reuse their (projected) rows
+            h_dst = h_src[: st.num_dst]
+        degrees = _broadcast_rows(st.in_degrees + 1, h_dst)
+        h_neigh = (_aggregate(st, h_src, edge_weight) + h_dst) / degrees
+        return h_neigh if project else self.fc_neigh(h_neigh)
+
+    def extra_repr(self) -> str:
+        return (f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
+                f"aggregator_type={self._aggre_type}")
+
+
+# ---------------------------------------------------------------------------------------------
+# GINConv
+
+
+class GINConv(nn.Module):
+    r"""Graph isomorphism convolution of Xu et al., like ``dgl.nn.pytorch.GINConv``.
+
+    ``out_i = act(apply_func((1 + eps) * x_i + reduce_{j->i} w_ji x_j))`` with ``reduce`` the
+    sum, max or mean over the in-edges (zeros for nodes without any).
+
+    Args:
+        apply_func: module or callable applied before ``activation`` (its parameters appear
+            under ``apply_func.*`` as in DGL), or ``None``.
+        aggregator_type: ``'sum'``, ``'max'`` or ``'mean'``.
+        init_eps: initial ``eps`` (a ``[1]`` float32 tensor, as DGL).
+        learn_eps: make ``eps`` a parameter (else a buffer).
+        activation: applied to the output.
+
+    Forward:
+        ``graph``, ``feat`` ``[num_src, *]`` (or a pair), ``edge_weight`` ``[E]``; returns
+        ``apply_func`` of ``[num_dst, *]``.
+
+    Example:
+        >>> conv = GINConv(torch.nn.Linear(16, 8), "max", learn_eps=True)
+        >>> out = conv(g, torch.randn(g.num_nodes(), 16))  # [N, 8]
+    """
+
+    def __init__(self, apply_func: Optional[Callable[[Tensor], Tensor]] = None,
+                 aggregator_type: str = "sum", init_eps: float = 0, learn_eps: bool = False,
+                 activation: Optional[Callable[[Tensor], Tensor]] = None) -> None:
+        super().__init__()
+        if aggregator_type not in ("sum", "max", "mean"):
+            raise DGLConvError(f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got "
+                               f"{aggregator_type!r}")
+        self.apply_func = apply_func
+        self._aggregator_type = aggregator_type
+        self.activation = activation
+        eps = torch.tensor([float(init_eps)], dtype=torch.float32)
+        if learn_eps:
+            self.eps = nn.Parameter(eps)
+        else:
+            self.register_buffer("eps", eps)
+
+    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
+        st = _structure_of("GINConv", graph)
+        feat_src, feat_dst = _features("GINConv", feat, st)
+        if feat_src.shape[1:] != feat_dst.shape[1:]:
+            raise ValueError(f"GINConv: feat_src and feat_dst must have the same feature shape, "
+                             f"got {tuple(feat_src.shape[1:])} and {tuple(feat_dst.shape[1:])}")
+        edge_weight = _edge_weight("GINConv", edge_weight, st, feat_src.dtype)
+        neigh = _aggregate(st, feat_src, edge_weight, self._aggregator_type)
+        rst = (1 + self.eps) * feat_dst + neigh
+        if self.apply_func is not None:
+            rst = self.apply_func(rst)
+        return self.activation(rst) if self.activation is not None else rst
+
+    def extra_repr(self) -> str:
+        return f"aggregator_type={self._aggregator_type}"
+
+
+# ---------------------------------------------------------------------------------------------
+# GATConv
+
+
+class GATConv(nn.Module):
+    r"""Graph attention convolution of Velickovic et al., like ``dgl.nn.pytorch.GATConv``.
+
+    Per head ``h``: ``e_ji = leaky_relu(attn_l . z_j + attn_r . z_i)`` with ``z = fc(x)``
+    split into heads, ``a_ji = softmax`` of ``e`` over the in-edges of ``i`` (then
+    ``attn_drop``, times ``edge_weight``), ``out_i = sum_{j->i} a_ji z_j`` (+ residual, + bias,
+    then ``activation``). Scores, softmax and aggregation run on fastgl's ``gat_scores``,
+    ``edge_softmax`` and ``aggregate``.
+
+    Args:
+        in_feats: input feature size, or ``(source, destination)`` sizes (then separate
+            ``fc_src``/``fc_dst`` instead of one ``fc``).
+        out_feats: output size per head.
+        num_heads: attention heads.
+        feat_drop, attn_drop: dropout on the input features and on the attention.
+        negative_slope: of the leaky ReLU on the scores.
+        residual: add the destination features (through ``res_fc``, a linear map, when their
+            size is not ``num_heads * out_feats``).
+        activation: applied to the output.
+        allow_zero_in_degree: skip the check that every destination has an in-edge.
+        bias: learn a bias (in ``res_fc`` when that is a linear map, else a separate ``bias``).
+
+    Forward:
+        ``graph``, ``feat`` ``[num_src, *, in_feats]`` (or a pair), ``edge_weight`` ``[E]``,
+        ``get_attention``; returns ``[num_dst, *, num_heads, out_feats]`` and, with
+        ``get_attention=True``, also the attention ``[E, *, num_heads, 1]`` in edge-id order.
+
+    Example:
+        >>> conv = GATConv(16, 8, num_heads=4)
+        >>> out, attn = conv(dgl.add_self_loop(g), x, get_attention=True)  # [N, 4, 8], [E, 4, 1]
+    """
+
+    def __init__(self, in_feats: InFeats, out_feats: int, num_heads: int, feat_drop: float = 0.0,
+                 attn_drop: float = 0.0, negative_slope: float = 0.2, residual: bool = False,
+                 activation: Optional[Callable[[Tensor], Tensor]] = None,
+                 allow_zero_in_degree: bool = False, bias: bool = True) -> None:
+        super().__init__()
+        if not isinstance(num_heads, int) or num_heads < 1:
+            raise ValueError(f"GATConv: num_heads must be an int >= 1, got {num_heads!r}")
+        self._num_heads = num_heads
+        self._in_src_feats, self._in_dst_feats = _pair(in_feats)
+        self._out_feats = out_feats
+        self._allow_zero_in_degree = allow_zero_in_degree
+        self._negative_slope = negative_slope
+        width = num_heads * out_feats
+        if isinstance(in_feats, (tuple, list)):
+            self.fc_src = nn.Linear(self._in_src_feats, width, bias=False)
+            self.fc_dst = nn.Linear(self._in_dst_feats, width, bias=False)
+        else:
+            self.fc = nn.Linear(self._in_src_feats, width, bias=False)
+        self.attn_l = nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.attn_r = nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.feat_drop = nn.Dropout(feat_drop)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.activation = activation
+        self._init_residual_and_bias(residual, bias, width)
+        self.reset_parameters()
+
+    def _init_residual_and_bias(self, residual: bool, bias: bool, width: int) -> None:
+        # DGL's layout: a linear residual carries the bias; otherwise a separate `bias`.
+        self.has_linear_res = residual and self._in_dst_feats != width
+        if not residual:
+            self.register_buffer("res_fc", None)
+        elif self.has_linear_res:
+            self.res_fc = nn.Linear(self._in_dst_feats, width, bias=bias)
+        else:
+            self.res_fc = nn.Identity()
+        self.has_explicit_bias = bias and not self.has_linear_res
+        if self.has_explicit_bias:
+            self.bias = nn.Parameter(torch.empty(width))
+        else:
+            self.register_buffer("bias", None)
+
+    def reset_parameters(self) -> None:
+        """Glorot-normal weights with ReLU gain, zero biases (DGL's initialization)."""
+        gain = nn.init.calculate_gain("relu")
+        for name in ("fc", "fc_src", "fc_dst"):
+            if hasattr(self, name):
+                nn.init.xavier_normal_(getattr(self, name).weight, gain=gain)
+        nn.init.xavier_normal_(self.attn_l, gain=gain)
+        nn.init.xavier_normal_(self.attn_r, gain=gain)
+        if self.has_explicit_bias:
+            nn.init.zeros_(self.bias)
+        if self.has_linear_res:
+            nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
+            if self.res_fc.bias is not None:
+                nn.init.zeros_(self.res_fc.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None,
+                get_attention: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        st = _structure_of("GATConv", graph)
+        if not self._allow_zero_in_degree:
+            _check_zero_in_degree("GATConv", st)
+        h_src, h_dst = _features("GATConv", feat, st, self.feat_drop)
+        z_src, z_dst = self._project(h_src, h_dst, isinstance(feat, tuple), st.num_dst)
+        edge_weight = _edge_weight("GATConv", edge_weight, st, z_src.dtype)
+        heads_shape = z_src.shape[1:-1]  # [*, num_heads]: every entry attends on its own
+        k = heads_shape.numel()
+        el = (z_src * self.attn_l).sum(dim=-1).reshape(st.num_src, k)
+        er = (z_dst * self.attn_r).sum(dim=-1).reshape(st.num_dst, k)
+        scores = ops.gat_scores(st.block, el, er, self._negative_slope)
+        attn = self.attn_drop(ops.edge_softmax(st.block, scores))  # [E, k]
+        if edge_weight is not None:
+            attn = attn * edge_weight.unsqueeze(1)
+        rst = self._attend(st, z_src.reshape(st.num_src, k, self._out_feats), attn)
+        rst = rst.view(st.num_dst, *heads_shape, self._out_feats)
+        rst = self._residual_and_bias(rst, h_dst)
+        if self.activation is not None:
+            rst = self.activation(rst)
+        if get_attention:
+            return rst, st.to_dgl_order(attn).view(st.num_edges, *heads_shape, 1)
+        return rst
+
+    def _project(self, h_src: Tensor, h_dst: Tensor, paired: bool,
+                 num_dst: int) -> Tuple[Tensor, Tensor]:
+        """``(z_src, z_dst)`` ``[N, *, num_heads, out_feats]``: the features through fc."""
+        separate = hasattr(self, "fc_src")  # built with in_feats=(src, dst)
+        if separate and not paired:
+            raise ValueError(f"GATConv: the layer was built for a pair of input sizes "
+                             f"({self._in_src_feats}, {self._in_dst_feats}), so feat must be a "
+                             f"pair (feat_src, feat_dst)")
+        fc_src, fc_dst = (self.fc_src, self.fc_dst) if separate else (self.fc, self.fc)
+        _check_width("GATConv", "feat_src" if paired else "feat", h_src, fc_src.in_features)
+        z_src = fc_src(h_src).view(*h_src.shape[:-1], self._num_heads, self._out_feats)
+        if not paired:  # destinations are the first sources: reuse their projection
+            return z_src, z_src[:num_dst]
+        _check_width("GATConv", "feat_dst", h_dst, fc_dst.in_features)
+        return z_src, fc_dst(h_dst).view(*h_dst.shape[:-1], self._num_heads, self._out_feats)
+
+    def _attend(self, st: _Structure, z_src: Tensor, attn: Tensor) -> Tensor:
+        """``[num_dst, k, out_feats]``: every head's attention-weighted sum of its sources
+        (one weighted aggregation per head: the op takes one scalar weight per edge)."""
+        heads = [_aggregate(st, z_src[:, h], attn[:, h].contiguous())
+                 for h in range(z_src.shape[1])]
+        return torch.stack(heads, dim=1)
+
+    def _residual_and_bias(self, rst: Tensor, h_dst: Tensor) -> Tensor:
+        if self.res_fc is not None:
+            residual = self.res_fc(h_dst)
+            rst = rst + residual.view(*h_dst.shape[:-1], -1, self._out_feats)
+        if self.has_explicit_bias:
+            rst = rst + self.bias.view(self._num_heads, self._out_feats)
+        return rst
+
+    def extra_repr(self) -> str:
+        return (f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
+                f"num_heads={self._num_heads}")
