@@ -44,7 +44,8 @@ from benchmarks import harness
 from benchmarks.aggregate import SLASHDOT_FILE, read_snap_edge_list
 from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index
 
-GRAPHS = ("rmat-products", "slashdot")
+GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot",)
+DEFAULT_GRAPHS = ["rmat-products", "slashdot"]
 DEFAULT_DATA_DIR = harness.REPO_ROOT.parent / "shared" / "data"
 
 
@@ -137,7 +138,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.dgl_sampler",
                                      description=__doc__.split("\n\n")[1],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=list(GRAPHS))
+    parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
     parser.add_argument("--fanouts", type=int, nargs="+", default=[5, 10, 15],
                         help="neighbors per node per layer, input layer first (DGL's order)")
     parser.add_argument("--batch-size", type=int, default=1024)

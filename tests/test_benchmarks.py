@@ -40,3 +40,21 @@ def test_es_spmm_benchmark_runs_and_writes_json(tmp_path):
     assert len(written["accuracy"]) == (6 if cora.exists() else 0)
     for row in written["accuracy"]:
         assert row["dataset"] == "cora" and 0 <= row["test_acc"] <= 1
+
+
+def test_dgl_sampler_benchmark_runs_and_writes_json(tmp_path):
+    # Without DGL (as in this environment) it measures the PyG drop-in instead and says so;
+    # tests/with_dgl runs the DGL rows.
+    from benchmarks import dgl_sampler
+
+    out = tmp_path / "dgl_sampler.json"
+    payload = dgl_sampler.main(["--graphs", "rmat-tiny", "--batches", "2", "--batch-size", "32",
+                                "--repeat", "1", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["benchmark"] == "dgl_sampler" and "git_commit" in written["environment"]
+    samplers = {row["sampler"] for row in payload["rows"]}
+    if written["environment"]["dgl"] == "not installed":
+        assert samplers == {"pyg-dropin-cpu"} and written["skipped"][0]["rows"] == "dgl"
+    else:
+        assert samplers == {"dgl", "fastgl"}
+    assert all(row["batches_per_s"] > 0 and row["edges_per_batch"] > 0 for row in written["rows"])

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything a machine with a GPU should verify, in one run (about 5-10 minutes on one H100):
 # build with CUDA, the CUDA tests, compute-sanitizer over them, and the sampling, aggregation and
-# ES-SpMM benchmarks.
+# ES-SpMM benchmarks, and the drop-in sampler benchmark.
 # Logs and JSON results go to $OUT (default ./gpu-check); commit the JSON under benchmarks/results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,3 +32,6 @@ run bench-products $PY -m benchmarks.sampling --device cuda --preset products \
 run bench-aggregate $PY -m benchmarks.aggregate --device cuda --preset products \
     --whole-preset products --out "$OUT/aggregate-cuda-products.json"
 run bench-es-spmm $PY -m benchmarks.es_spmm --device cuda --out "$OUT/es_spmm-cuda.json"
+# No DGL on a GPU machine: this measures the PyG drop-in's sampler on the GPU against the CPU.
+run bench-dgl-sampler $PY -m benchmarks.dgl_sampler --device cuda \
+    --out "$OUT/dgl_sampler-cuda.json"
