@@ -79,10 +79,11 @@ class NeighborSampler(PyGNeighborSampler):
             raise NotImplementedError("fastgl NeighborSampler: temporal sampling is not "
                                       "supported yet")
         seed = seed.to(self.graph.device)
-        if not self.disjoint and seed.unique().numel() != seed.numel():
+        sub = self._sampler.sample(seed)
+        # The sampler's Fused-Map already deduplicated the seeds: no second pass to check them.
+        if sub.batch_size != seed.numel():
             raise ValueError("fastgl NeighborSampler: the seeds of a batch must be distinct "
                              "unless disjoint=True")
-        sub = self._sampler.sample(seed)
         row, col, edge = sub.row, sub.col, sub.eid
         num_sampled_edges = sub.num_sampled_edges
         if self.subgraph_type == SubgraphType.induced:
