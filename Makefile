@@ -22,7 +22,7 @@ $(VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "torch==$(TORCH_VERSION)"
-	$(PIP) install --quiet "torch_geometric==2.8.1" numpy scipy tqdm ninja "setuptools>=70" wheel \
+	$(PIP) install --quiet "torch_geometric==2.8.1" numpy scipy tqdm matplotlib ninja "setuptools>=70" wheel \
 		pytest hypothesis
 	touch $@
 

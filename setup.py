@@ -71,7 +71,8 @@ setup(
     package_dir={"fastgl.integrations": "integrations"},
     python_requires=">=3.9",
     install_requires=["torch>=2.2", "numpy", "tqdm"],
-    extras_require={"data": ["scipy"]},  # the Planetoid reader unpickles scipy matrices
+    # scipy: the Planetoid reader unpickles scipy matrices; matplotlib: `fastgl train`'s figure.
+    extras_require={"data": ["scipy"], "report": ["matplotlib"]},
     ext_modules=[make_extension()],
     # FASTGL_BUILD_BASE keeps a second environment's build (e.g. the DGL one, on another torch)
     # from overwriting the objects of the first.

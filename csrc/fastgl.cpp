@@ -25,6 +25,9 @@ TORCH_LIBRARY(fastgl, m) {
   m.def("sddmm(Tensor indptr, Tensor indices, Tensor a, Tensor b) -> Tensor");
   m.def("edge_softmax(Tensor indptr, Tensor scores) -> Tensor");
   m.def("edge_softmax_backward(Tensor indptr, Tensor out, Tensor grad) -> Tensor");
+  m.def("match(Tensor prev_nodes, Tensor next_nodes) -> Tensor");
+  m.def("overlap_counts(Tensor nodes, Tensor offsets) -> Tensor");
+  m.def("gather_rows(Tensor x, Tensor? index, Tensor(a!) out, Tensor? out_index) -> ()");
   // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
   m.def(
       "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "

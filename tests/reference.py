@@ -318,3 +318,47 @@ def random_weights(num_edges: int, seed: int = 0, zero_fraction: float = 0.2,
     w = torch.rand(num_edges, generator=gen, dtype=torch.float64) * 4 + 0.05
     w[torch.rand(num_edges, generator=gen) < zero_fraction] = 0
     return w.to(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Match-Reorder (match, overlap_counts) and gather_rows
+# ---------------------------------------------------------------------------------------------
+
+def match_reference(prev_nodes: Sequence[int], next_nodes: Sequence[int]) -> List[int]:
+    """``position[j]``: the index of ``next_nodes[j]`` in ``prev_nodes`` (distinct ids), or -1."""
+    if isinstance(prev_nodes, Tensor):
+        prev_nodes = prev_nodes.tolist()
+    if isinstance(next_nodes, Tensor):
+        next_nodes = next_nodes.tolist()
+    position = {}
+    for p, v in enumerate(prev_nodes):
+        assert v not in position, "the reference expects prev_nodes of distinct ids"
+        position[v] = p
+    return [position.get(v, -1) for v in next_nodes]
+
+
+def overlap_counts_reference(nodes: Sequence[int], offsets: Sequence[int]) -> List[List[int]]:
+    """``counts[i][j] = |set i ∩ set j|`` with set ``s = nodes[offsets[s]:offsets[s+1]]``."""
+    if isinstance(nodes, Tensor):
+        nodes = nodes.tolist()
+    if isinstance(offsets, Tensor):
+        offsets = offsets.tolist()
+    sets = [set(nodes[offsets[s]:offsets[s + 1]]) for s in range(len(offsets) - 1)]
+    for s, members in enumerate(sets):
+        assert len(members) == offsets[s + 1] - offsets[s], "the reference expects distinct sets"
+    return [[len(a & b) for b in sets] for a in sets]
+
+
+def gather_rows_reference(x: Tensor, index: Optional[Tensor], out: Tensor,
+                          out_index: Optional[Tensor]) -> Tensor:
+    """A copy of ``out`` with ``out[out_index[i]] = x[index[i]]`` (a missing index: 0, 1, ...),
+    by plain PyTorch indexing on the CPU."""
+    expected = out.detach().cpu().clone()
+    x = x.detach().cpu()
+    if index is None:
+        n = out_index.numel() if out_index is not None else x.shape[0]
+        index = torch.arange(n)
+    if out_index is None:
+        out_index = torch.arange(index.numel())
+    expected[out_index.cpu().long()] = x[index.cpu().long()]
+    return expected

@@ -36,7 +36,7 @@ def test_train_synthetic_writes_summary(tmp_path):
                         "--summary-json", str(summary_path))
     assert "epoch 3/3" in result.stdout and "sample" in result.stdout
     summary = json.loads(summary_path.read_text())
-    for key in ("test_acc", "val_acc", "epoch_time_s", "sample_s", "gather_s", "compute_s"):
+    for key in ("test_acc", "val_acc", "epoch_time_s", "sample_s", "load_s", "compute_s"):
         assert key in summary
     assert summary["test_acc"] > 0.5  # 8 balanced classes: chance is 0.125
     assert summary["sample_s"] > 0 and summary["compute_s"] > 0

@@ -7,7 +7,7 @@ import torch
 
 import fastgl  # noqa: F401  (registers the ops)
 from fastgl import CSCGraph
-from fastgl.ops import csc_from_coo, id_map, sample_neighbors
+from fastgl.ops import csc_from_coo, gather_rows, id_map, match, overlap_counts, sample_neighbors
 from reference import random_edge_index, random_weights
 
 opcheck = getattr(torch.library, "opcheck", None)
@@ -60,6 +60,97 @@ def _csc_args():
         (edge_index[0].int(), edge_index[1].int(), 35),
         (torch.empty(0, dtype=torch.long), torch.empty(0, dtype=torch.long), 0),
     ]
+
+
+def _match_args():
+    return [
+        (torch.tensor([5, 3, 9]), torch.tensor([3, 7, 5])),
+        (torch.tensor([5, 3, 9], dtype=torch.int32), torch.tensor([9, 9, 1, 3])),
+        (torch.empty(0, dtype=torch.long), torch.tensor([4, 1], dtype=torch.int32)),
+        (torch.tensor([2, 8]), torch.empty(0, dtype=torch.long)),
+        (torch.randperm(100)[:30], torch.randint(0, 100, (200,))),
+    ]
+
+
+def _overlap_counts_args():
+    return [
+        (torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6])),
+        (torch.tensor([7, 1, 7], dtype=torch.int32), torch.tensor([0, 2, 2, 3])),
+        (torch.empty(0, dtype=torch.long), torch.tensor([0])),
+        (torch.cat([torch.randperm(50)[:20] for _ in range(64)]), torch.arange(0, 1281, 20)),
+    ]
+
+
+def _gather_rows_args():
+    """(x, index, out, out_index): out is mutated (schema Tensor(a!)); out_index never repeats."""
+    x = torch.randn(6, 3)
+    return [
+        (x, torch.tensor([5, 0, 5]), torch.zeros(3, 3), None),
+        (x, torch.tensor([1, 2], dtype=torch.int32), torch.zeros(4, 3), torch.tensor([3, 0])),
+        (x, None, torch.zeros(8, 3), torch.tensor([7, 1, 2, 0, 4, 5])),
+        (x, None, torch.zeros(6, 3), None),
+        (torch.arange(5), torch.tensor([4, 4]), torch.zeros(2, dtype=torch.long), None),
+        (torch.randn(4, 2, 3).half(), torch.tensor([3]), torch.zeros(2, 2, 3).half(),
+         torch.tensor([1])),
+        (x, torch.empty(0, dtype=torch.long), torch.zeros(0, 3), None),
+    ]
+
+
+@needs_opcheck
+@pytest.mark.parametrize("args", _match_args())
+def test_opcheck_match(args):
+    opcheck(torch.ops.fastgl.match.default, args, test_utils=ALL_UTILS)
+
+
+@needs_opcheck
+@pytest.mark.parametrize("args", _overlap_counts_args())
+def test_opcheck_overlap_counts(args):
+    opcheck(torch.ops.fastgl.overlap_counts.default, args, test_utils=ALL_UTILS)
+
+
+@needs_opcheck
+@pytest.mark.parametrize("args", _gather_rows_args())
+def test_opcheck_gather_rows(args):
+    opcheck(torch.ops.fastgl.gather_rows.default, args, test_utils=ALL_UTILS)
+
+
+def test_fake_kernels_of_match_ops_match_real_metadata():
+    """match and overlap_counts have static output sizes; gather_rows returns nothing and
+    leaves out's metadata alone."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    cases = [(torch.ops.fastgl.match.default, a) for a in _match_args()] + \
+            [(torch.ops.fastgl.overlap_counts.default, a) for a in _overlap_counts_args()]
+    for op, args in cases:
+        real = op(*args)
+        with FakeTensorMode() as mode:
+            fake = op(*[mode.from_tensor(a) for a in args])
+        assert fake.dtype == real.dtype and fake.shape == real.shape, (op, fake, real)
+    for args in _gather_rows_args():
+        with FakeTensorMode() as mode:
+            fake_args = [None if a is None else mode.from_tensor(a) for a in args]
+            assert torch.ops.fastgl.gather_rows.default(*fake_args) is None
+        assert fake_args[2].shape == args[2].shape and fake_args[2].dtype == args[2].dtype
+
+
+def _match_ops_body(prev, nxt, nodes, offsets, x):
+    position = match(prev, nxt)
+    counts = overlap_counts(nodes, offsets)
+    reused = position >= 0
+    out = torch.zeros(nxt.shape[0], x.shape[1])
+    gather_rows(x, position[reused], out=out, out_index=torch.arange(nxt.shape[0])[reused])
+    return position + 1, counts * 2, out.sum(1)
+
+
+def test_torch_compile_match_ops():
+    if not hasattr(torch, "compile"):
+        pytest.skip(f"torch.compile is missing in torch {torch.__version__}")
+    torch._dynamo.reset()
+    compiled = torch.compile(_match_ops_body, backend="aot_eager")
+    inputs = (torch.tensor([5, 3, 9, 0]), torch.tensor([3, 7, 5, 0, 1]),
+              torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6]), torch.randn(4, 3))
+    for r, e in zip(compiled(*inputs), _match_ops_body(*inputs)):
+        assert torch.equal(r, e)
 
 
 @needs_opcheck

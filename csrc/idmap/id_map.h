@@ -48,4 +48,10 @@ inline void check_id_map_inputs(const at::Tensor& prefix, const at::Tensor& ids)
 constexpr const char* kNegativeIdError = "ids and prefix must be >= 0, got a negative id";
 constexpr const char* kDuplicatePrefixError = "prefix must hold distinct ids, got a repeated id";
 
+// The kernels, callable from other ops (match builds on them).
+std::tuple<at::Tensor, at::Tensor> id_map_cpu(const at::Tensor& prefix, const at::Tensor& ids);
+#ifdef FASTGL_WITH_CUDA
+std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const at::Tensor& ids);
+#endif
+
 }  // namespace fastgl::idmap

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from fastgl.data.dataset import NodeDataset
-from fastgl.data.utils import to_simple_undirected
+from fastgl.data.utils import random_split, to_simple_undirected
 
 
 def synthetic_node_classification(
@@ -70,7 +70,7 @@ def synthetic_node_classification(
     weight = _pareto(num_nodes, degree_exponent, gen)
     edge_index = _homophilous_edges(y, weight, num_classes, avg_degree, homophily, gen)
     x = _class_features(y, num_classes, num_features, feature_noise, gen)
-    train_idx, val_idx, test_idx = _random_split(num_nodes, split, gen)
+    train_idx, val_idx, test_idx = random_split(num_nodes, split[0], split[1], gen)
 
     return NodeDataset(
         edge_index=edge_index,
@@ -169,14 +169,3 @@ def _class_features(
     """Return float32 ``[N, F]`` features: standard-normal class centroid plus scaled noise."""
     centroids = torch.randn(num_classes, num_features, generator=gen)
     return centroids[y] + noise * torch.randn(y.numel(), num_features, generator=gen)
-
-
-def _random_split(
-    num_nodes: int, split: tuple[float, float], gen: torch.Generator
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Split a random permutation of the nodes into sorted train / val / test id tensors."""
-    perm = torch.randperm(num_nodes, generator=gen)
-    num_train = int(split[0] * num_nodes)
-    num_val = int(split[1] * num_nodes)
-    parts = (perm[:num_train], perm[num_train : num_train + num_val], perm[num_train + num_val :])
-    return tuple(part.sort().values for part in parts)  # type: ignore[return-value]

@@ -31,3 +31,14 @@ def to_simple_undirected(edge_index: Tensor, num_nodes: int) -> Tensor:
     # One int64 key per edge; torch.unique sorts, so the result is ordered by (source, target).
     keys = torch.unique(both[0] * num_nodes + both[1])
     return torch.stack([keys // num_nodes, keys % num_nodes])
+
+
+def random_split(num_nodes: int, train_fraction: float, val_fraction: float,
+                 gen: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+    """Sorted train / val / test ids cut from one random permutation of the nodes (the first
+    ``train_fraction``, the next ``val_fraction``, the rest)."""
+    perm = torch.randperm(num_nodes, generator=gen)
+    num_train = int(train_fraction * num_nodes)
+    num_val = int(val_fraction * num_nodes)
+    parts = (perm[:num_train], perm[num_train : num_train + num_val], perm[num_train + num_val :])
+    return tuple(part.sort().values for part in parts)  # type: ignore[return-value]

@@ -1,9 +1,11 @@
 """fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
 
-from ._kernels import csc_from_coo, es_spmm_rows, id_map, sample_neighbors, sddmm, spmm
+from ._kernels import (csc_from_coo, es_spmm_rows, gather_rows, id_map, match, overlap_counts,
+                       sample_neighbors, sddmm, spmm)
 
 __all__ = ["aggregate", "csc_from_coo", "edge_softmax", "es_spmm", "es_spmm_rows", "gat_scores",
-           "id_map", "neighbor_sample", "sample_neighbors", "sddmm", "spmm"]
+           "gather_rows", "id_map", "match", "neighbor_sample", "overlap_counts",
+           "sample_neighbors", "sddmm", "spmm"]
 
 
 def __getattr__(name):

@@ -73,6 +73,69 @@ def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
     return torch.ops.fastgl.id_map(prefix, ids)
 
 
+def match(prev_nodes: Tensor, next_nodes: Tensor) -> Tensor:
+    """FastGL's Match: where each node of the next mini-batch sits in the previous one.
+
+    Args:
+        prev_nodes: ``[P]`` distinct node ids (the rows of the previous feature buffer).
+        next_nodes: ``[n]`` node ids, all ``>= 0``, on the same device.
+
+    Returns:
+        int64 ``[n]``: ``position[j]`` is the row of ``prev_nodes`` equal to ``next_nodes[j]``,
+        or ``-1`` when it must be loaded.
+
+    Example:
+        >>> match(torch.tensor([5, 3, 9]), torch.tensor([3, 7, 5]))
+        tensor([ 1, -1,  0])
+    """
+    return torch.ops.fastgl.match(prev_nodes, next_nodes)
+
+
+def overlap_counts(nodes: Tensor, offsets: Tensor) -> Tensor:
+    """Pairwise intersection sizes of up to 64 node sets (the numerators of Reorder's
+    match-degree matrix).
+
+    Args:
+        nodes: the sets one after another; set ``s`` is ``nodes[offsets[s]:offsets[s+1]]`` and
+            holds distinct ids ``>= 0``.
+        offsets: int64 ``[n+1]`` on the device of ``nodes``, from 0 to ``len(nodes)``.
+
+    Returns:
+        int64 ``[n, n]``, symmetric: ``|set i ∩ set j|``, set sizes on the diagonal.
+
+    Example:
+        >>> overlap_counts(torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6]))
+        tensor([[3, 2],
+                [2, 3]])
+    """
+    return torch.ops.fastgl.overlap_counts(nodes, offsets)
+
+
+def gather_rows(x: Tensor, index: Optional[Tensor] = None, *, out: Optional[Tensor] = None,
+                out_index: Optional[Tensor] = None) -> Tensor:
+    """``out[out_index[i]] = x[index[i]]`` for every ``i``: whole rows, any dtype, parallel.
+
+    A missing ``index`` (``out_index``) means rows ``0, 1, 2, ...`` of ``x`` (``out``). Without
+    ``out``, a new tensor of ``len(index)`` rows is returned, on ``index``'s device. With ``out``
+    on a GPU, ``x`` may be on that GPU or in pinned host memory: the GPU then reads the rows
+    straight from host memory (zero-copy, UVA); that read is asynchronous, so a pinned ``x``
+    must outlive it (synchronize the stream before freeing a temporary one). ``out_index`` must
+    not repeat a row (as for ``index_copy_``, which write wins would be undefined), and ``x`` and
+    ``out`` must not share memory.
+
+    Example:
+        >>> gather_rows(torch.arange(6.).view(3, 2), torch.tensor([2, 0]))
+        tensor([[4., 5.],
+                [0., 1.]])
+    """
+    if out is None:
+        if index is None:
+            raise ValueError("gather_rows: give index or out")
+        out = x.new_empty((index.numel(),) + tuple(x.shape[1:]), device=index.device)
+    torch.ops.fastgl.gather_rows(x, index, out, out_index)
+    return out
+
+
 def spmm(indptr: Tensor, indices: Tensor, x: Tensor, weight: Optional[Tensor] = None) -> Tensor:
     """``out[r] = sum_{k in indptr[r]:indptr[r+1]} weight[k] * x[indices[k]]`` (weight 1 if None).
 
@@ -157,6 +220,22 @@ def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, s
     total = new_dynamic_size()
     return (transits.new_empty(transits.shape[0] + 1), transits.new_empty(total),
             transits.new_empty(total))
+
+
+@register_fake("fastgl::match")
+def _match_fake(prev_nodes, next_nodes):
+    return next_nodes.new_empty(next_nodes.shape[0], dtype=torch.int64)
+
+
+@register_fake("fastgl::overlap_counts")
+def _overlap_counts_fake(nodes, offsets):
+    num_sets = offsets.shape[0] - 1
+    return nodes.new_empty(num_sets, num_sets, dtype=torch.int64)
+
+
+@register_fake("fastgl::gather_rows")
+def _gather_rows_fake(x, index, out, out_index):
+    return None
 
 
 @register_fake("fastgl::id_map")

@@ -1,5 +1,6 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
+import time
 from typing import List, Optional, Sequence
 
 import torch
@@ -52,7 +53,8 @@ class NeighborSampler:
         return self.sample_batches([seeds], generator)[0]
 
     def sample_batches(self, seed_batches: Sequence[Tensor],
-                       generator: Optional[torch.Generator] = None) -> List[SampledSubgraph]:
+                       generator: Optional[torch.Generator] = None,
+                       timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
         """Samples one subgraph per seed tensor, all batches in one pass per hop.
 
         Nodes are deduplicated within each batch, never across batches; each result has the
@@ -60,12 +62,18 @@ class NeighborSampler:
         batches' (batch, transit) pairs go to one kernel call per hop, which the CUDA engine
         groups by transit so a shared transit's adjacency is read once. On the CPU it runs about as
         fast as calling :meth:`sample` per batch (see ``benchmarks/sampling.py``).
+
+        ``timings``, when given, receives one dict per batch with the seconds spent drawing
+        neighbors (``"sample_s"``: each hop's one kernel call, shared out by the batches' numbers
+        of frontier nodes) and relabeling them with Fused-Map (``"idmap_s"``).
         """
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
             return []
         key = draw_key(generator, self.graph.device)
-        return _sample_batches(self, seed_batches, key)
+        if timings is not None:
+            timings[:] = [{"sample_s": 0.0, "idmap_s": 0.0} for _ in seed_batches]
+        return _sample_batches(self, seed_batches, key, timings)
 
     def _check_seeds(self, seeds: Tensor) -> Tensor:
         if not isinstance(seeds, Tensor):
@@ -169,8 +177,8 @@ class _BatchSample:
                                in_degrees=indptr[nodes + 1] - indptr[nodes], batch=batch)
 
 
-def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
-                    key: int) -> List[SampledSubgraph]:
+def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor], key: int,
+                    timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
     """All batches' frontiers go to one sampling call per hop (pairs batch-major, so the CUDA
     engine can group every batch's pairs by transit); relabeling stays per batch, whose small
     tables stay in cache."""
@@ -180,6 +188,7 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
     batches = [_BatchSample(seeds, disjoint_nodes) for seeds in seed_batches]
     for hop, fanout in enumerate(sampler.fanouts):
         frontiers = [b.frontier() for b in batches]
+        start = time.perf_counter()
         ptr, neighbors, edge_pos = sample_neighbors(
             graph.indptr, graph.indices, torch.cat(frontiers), fanout,
             replace=sampler.replace, weight=weight, seed=hop_key(key, hop))
@@ -189,8 +198,20 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor],
         for frontier in frontiers:
             pair_bounds.append(pair_bounds[-1] + frontier.numel())
         edge_bounds = ptr[pair_bounds].tolist()
+        if timings is not None:
+            _share_out(timings, "sample_s", time.perf_counter() - start, pair_bounds)
         for b, batch in enumerate(batches):
             edges = slice(edge_bounds[b], edge_bounds[b + 1])
+            start = time.perf_counter()
             batch.add_hop(neighbors[edges], eid[edges],
                           per_transit[pair_bounds[b]:pair_bounds[b + 1]])
+            if timings is not None:
+                timings[b]["idmap_s"] += time.perf_counter() - start
     return [b.result(graph.indptr) for b in batches]
+
+
+def _share_out(timings: List[dict], key: str, seconds: float, bounds: List[int]) -> None:
+    """Adds ``seconds`` to the batches' ``key`` in proportion to their shares of ``bounds``."""
+    total = max(bounds[-1], 1)
+    for b, timing in enumerate(timings):
+        timing[key] += seconds * (bounds[b + 1] - bounds[b]) / total

@@ -2,8 +2,7 @@
 // slot keeping the smallest position that carried its key (atomicMin), so the first occurrence
 // claims the local id and the order is deterministic (FastGL's own version claims ids with a
 // counter and its order depends on thread timing). No unique + sort + search passes.
-#include "common/cuda_utils.cuh"
-#include "idmap/id_map.h"
+#include "idmap/cuda/device_table.cuh"
 
 #include <torch/library.h>
 
@@ -15,32 +14,9 @@ using fastgl::cuda::global_thread_index;
 using fastgl::cuda::global_thread_stride;
 using fastgl::cuda::kThreadsPerBlock;
 
-constexpr int kNegativeIdFlag = 1;
-constexpr int kDuplicatePrefixFlag = 2;
-
-struct DeviceTable {
-  unsigned long long* keys;  // kEmptyKey when free
-  long long* first;          // smallest position (prefix: i, ids: P + i) holding the key
-  uint64_t mask;
-};
-
-__device__ uint64_t find_or_insert_slot(DeviceTable table, int64_t key) {
-  const auto wanted = static_cast<unsigned long long>(key);
-  const auto empty = static_cast<unsigned long long>(kEmptyKey);
-  for (uint64_t slot = hash_id(key) & table.mask;; slot = (slot + 1) & table.mask) {
-    // A slot goes from empty to a key once and never changes again, so a plain read that sees
-    // the key is final; repeated keys (the common case) then skip the atomic.
-    const unsigned long long current = table.keys[slot];
-    if (current == wanted) return slot;
-    if (current != empty) continue;
-    const unsigned long long seen = atomicCAS(&table.keys[slot], empty, wanted);
-    if (seen == empty || seen == wanted) return slot;
-  }
-}
-
 // Inserts keys[i] with position offset + i; records the slot for later passes when asked.
 __global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n, int64_t offset,
-                              bool keys_are_prefix, int64_t* slot_of, int* error_flags) {
+                              bool keys_are_distinct, int64_t* slot_of, int* error_flags) {
   for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) {
     const int64_t key = keys[i];
     if (key < 0) {
@@ -49,7 +25,7 @@ __global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n,
     }
     const uint64_t slot = find_or_insert_slot(table, key);
     const long long position = offset + i;
-    if (keys_are_prefix) {
+    if (keys_are_distinct) {
       if (atomicMin(&table.first[slot], position) != kNoPosition) {
         atomicOr(error_flags, kDuplicatePrefixFlag);
       }
@@ -84,6 +60,14 @@ void raise_on_error_flags(const at::Tensor& error_flags) {
 
 }  // namespace
 
+void insert_keys(DeviceTable table, const int64_t* keys, int64_t n, int64_t offset,
+                 bool keys_are_distinct, int64_t* slot_of, int* error_flags) {
+  if (n == 0) return;
+  insert_kernel<<<blocks_for(n), kThreadsPerBlock, 0, fastgl::cuda::current_stream()>>>(
+      table, keys, n, offset, keys_are_distinct, slot_of, error_flags);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const at::Tensor& ids) {
   check_id_map_inputs(prefix, ids);
   const c10::cuda::CUDAGuard device_guard(ids.device());
@@ -93,28 +77,16 @@ std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const a
   const auto options = ids64.options();
   const cudaStream_t stream = fastgl::cuda::current_stream();
 
-  const int64_t capacity = table_capacity(num_prefix + num_ids);
-  at::Tensor keys = at::full({capacity}, kEmptyKey, options);
-  at::Tensor first = at::full({capacity}, kNoPosition, options);
+  const DeviceTableStorage storage(num_prefix + num_ids, options);
+  const DeviceTable table = storage.view();
   at::Tensor slot_of = at::empty({num_ids}, options);
   at::Tensor error_flags = at::zeros({1}, options.dtype(at::kInt));
-  const DeviceTable table{reinterpret_cast<unsigned long long*>(keys.data_ptr<int64_t>()),
-                          reinterpret_cast<long long*>(first.data_ptr<int64_t>()),
-                          static_cast<uint64_t>(capacity - 1)};
-  if (num_prefix > 0) {
-    insert_kernel<<<blocks_for(num_prefix), kThreadsPerBlock, 0, stream>>>(
-        table, prefix64.data_ptr<int64_t>(), num_prefix, 0, true, nullptr,
-        error_flags.data_ptr<int>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  insert_keys(table, prefix64.data_ptr<int64_t>(), num_prefix, 0, true, nullptr,
+              error_flags.data_ptr<int>());
   at::Tensor is_first = at::empty({num_ids}, options.dtype(at::kBool));
   at::Tensor local = at::empty({num_ids}, options);
-  if (num_ids > 0) {
-    insert_kernel<<<blocks_for(num_ids), kThreadsPerBlock, 0, stream>>>(
-        table, ids64.data_ptr<int64_t>(), num_ids, num_prefix, false,
-        slot_of.data_ptr<int64_t>(), error_flags.data_ptr<int>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  insert_keys(table, ids64.data_ptr<int64_t>(), num_ids, num_prefix, false,
+              slot_of.data_ptr<int64_t>(), error_flags.data_ptr<int>());
   // Before any pass reads slot_of: a rejected (negative) id has no slot.
   raise_on_error_flags(error_flags);
   if (num_ids > 0) {

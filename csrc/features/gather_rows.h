@@ -1,0 +1,77 @@
+// gather_rows: out[out_index[i]] = x[index[i]] for every i, whole rows (the first dimension),
+// any dtype. A missing index means 0, 1, 2, ... on that side. It is the feature loader's one
+// copy primitive: the parallel CPU gather into a pinned staging buffer, the device-side move of
+// reused rows (Match), the scatter of loaded rows into a batch buffer, and — with x in pinned
+// host memory and out on the GPU — the zero-copy (UVA) gather, in which the GPU reads the rows
+// straight from host memory.
+#pragma once
+
+#include "common/check.h"
+
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <c10/util/Optional.h>
+#include <c10/util/accumulate.h>
+
+#include <cstdint>
+
+namespace fastgl::features {
+
+struct RowCopy {
+  int64_t num_rows;   // rows copied
+  int64_t row_bytes;  // bytes per row
+};
+
+// The int64 row ids of an optional index (nullptr: rows 0, 1, ...); `holder` keeps them alive.
+inline const int64_t* row_ids(const c10::optional<at::Tensor>& index, at::Tensor& holder) {
+  if (!index) return nullptr;
+  holder = index->to(at::kLong).contiguous();
+  return holder.data_ptr<int64_t>();
+}
+
+inline void check_row_index(const char* name, const c10::optional<at::Tensor>& index,
+                            const at::Tensor& out, int64_t bound) {
+  if (!index.has_value()) return;
+  check_index_vector("gather_rows", name, *index);
+  check_same_device("gather_rows", name, *index, "out", out);
+  if (index->numel() == 0) return;
+  auto [lo, hi] = at::aminmax(*index);
+  const at::Tensor bounds = at::stack({lo, hi}).to(at::kLong).cpu();
+  const int64_t low = bounds[0].item<int64_t>(), high = bounds[1].item<int64_t>();
+  FASTGL_CHECK(low >= 0 && high < bound, "gather_rows", name, " holds row ", low < 0 ? low : high,
+               ", out of range for ", bound, " rows");
+}
+
+// Checks everything but where x lives (the backends differ there) and sizes the copy.
+inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional<at::Tensor>& index,
+                                        const at::Tensor& out,
+                                        const c10::optional<at::Tensor>& out_index) {
+  constexpr const char* op = "gather_rows";
+  check_defined(op, "x", x);
+  check_defined(op, "out", out);
+  FASTGL_CHECK(x.dim() >= 1, op, "x must have at least one dimension, got a scalar");
+  FASTGL_CHECK(out.dim() >= 1, op, "out must have at least one dimension, got a scalar");
+  FASTGL_CHECK(x.sizes().slice(1) == out.sizes().slice(1), op,
+               "out must have the row shape of x, got ", out.sizes(), " for x of shape ",
+               x.sizes());
+  FASTGL_CHECK(x.scalar_type() == out.scalar_type(), op, "out must have the dtype of x (",
+               x.scalar_type(), "), got ", out.scalar_type());
+  // Rows copied in parallel from a tensor into itself could read rows already overwritten.
+  at::assert_no_overlap(out, x);
+  FASTGL_CHECK(x.is_contiguous() && out.is_contiguous(), op,
+               "x and out must be contiguous (rows are copied as whole blocks of bytes)");
+  int64_t num_rows = index ? index->numel() : out_index ? out_index->numel() : x.size(0);
+  FASTGL_CHECK(!(index && out_index) || index->numel() == out_index->numel(), op,
+               "index and out_index must have the same length, got ", index ? index->numel() : 0,
+               " and ", out_index ? out_index->numel() : 0);
+  FASTGL_CHECK(index || num_rows <= x.size(0), op, "without index, x must have at least ",
+               num_rows, " rows, got ", x.size(0));
+  FASTGL_CHECK(out_index || num_rows <= out.size(0), op, "out must have at least ", num_rows,
+               " rows, got ", out.size(0));
+  check_row_index("index", index, out, x.size(0));
+  check_row_index("out_index", out_index, out, out.size(0));
+  const int64_t row_elements = c10::multiply_integers(x.sizes().slice(1));
+  return {num_rows, row_elements * static_cast<int64_t>(x.element_size())};
+}
+
+}  // namespace fastgl::features

@@ -1,0 +1,9 @@
+"""The training pipeline: feature store, Match-Reorder feature reuse, prefetching loader."""
+
+from fastgl.loader.dataloader import DataLoader, MiniBatch
+from fastgl.loader.features import FeatureBuffer, FeatureStore
+from fastgl.loader.reuse import Match, greedy_order, match, match_degree, reorder
+from fastgl.loader.stats import PHASES, BatchRecord, PipelineStats
+
+__all__ = ["PHASES", "BatchRecord", "DataLoader", "FeatureBuffer", "FeatureStore", "Match",
+           "MiniBatch", "PipelineStats", "greedy_order", "match", "match_degree", "reorder"]

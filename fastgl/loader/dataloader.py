@@ -1,0 +1,318 @@
+"""The training pipeline: sample a window of mini-batches, reorder them, assemble each one's
+features with Match while the previous one computes, and measure every phase.
+
+One epoch, for every window of ``reorder`` batches:
+
+1. **sample** the window in one :meth:`~fastgl.NeighborSampler.sample_batches` call (one kernel
+   call per hop for all its batches; Fused-Map relabeling per batch);
+2. **reorder** it with Algorithm 1 of papers/001 when the window holds more than one batch;
+3. for each batch in that order, **load**: :meth:`FeatureStore.assemble` builds its feature
+   buffer from the previous batch's buffer (Match), the device cache and the host.
+
+With ``prefetch=True`` (the default) this runs in a background thread — on a side CUDA stream
+on a GPU — while the caller computes on the batch before; at most two batches' buffers exist at
+once (the one being computed and the one being assembled). The caller marks its compute with
+:meth:`DataLoader.compute`, so the records hold every phase (:class:`~fastgl.loader.stats
+.BatchRecord`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+from fastgl.graph import CSCGraph
+from fastgl.loader.features import Cache, FeatureBuffer, FeatureStore
+from fastgl.loader.reuse import MAX_WINDOW, greedy_order, match_degree
+from fastgl.loader.stats import BatchRecord, PipelineStats
+from fastgl.sampling import Block, NeighborSampler
+
+
+@dataclass
+class MiniBatch:
+    """One mini-batch, ready for the model.
+
+    Attributes:
+        nodes: global ids of the sampled nodes, seeds first (rows of ``x``).
+        blocks: message-flow graphs on the device, input layer first.
+        x: ``[len(nodes), ...]`` features of ``nodes`` on the device.
+        y: labels of the seeds on the device (``None`` without labels).
+        batch_size: number of seeds (the first rows of the model's output).
+        record: this batch's measurements (filled in as the pipeline goes).
+        ready: on a GPU with prefetching, the event after which the batch's tensors are ready
+            (the loader makes the consumer's stream wait for it).
+    """
+
+    nodes: Tensor
+    blocks: List[Block]
+    x: Tensor
+    y: Optional[Tensor]
+    batch_size: int
+    record: BatchRecord
+    ready: Optional[object] = field(default=None, repr=False)
+
+    @property
+    def seeds(self) -> Tensor:
+        """Global ids of the seeds."""
+        return self.nodes[: self.batch_size]
+
+
+class DataLoader:
+    """Mini-batches of sampled subgraphs with their features, prefetched with Match-Reorder.
+
+    Args:
+        graph: the graph the sampler draws from (its in-degrees pick the cached nodes).
+        features: ``[N, ...]`` node features, or a ready :class:`FeatureStore` (then ``labels``,
+            ``cache``, ``dtype`` and ``transfer`` come from it).
+        labels: ``[N]`` node labels, or ``None``.
+        seeds: 1-D ids of the training (or evaluation) nodes, or a boolean mask of ``N``.
+        sampler: a :class:`~fastgl.NeighborSampler`, or fanouts (hop 1 first) to build one.
+        batch_size: seeds per mini-batch.
+        shuffle: permute the seeds every epoch.
+        reorder: window of batches sampled together and reordered (Algorithm 1); 1 keeps the
+            sampling order. At most 64.
+        match: reuse the previous batch's rows (``False``: gather every row, the plain path).
+        cache: device feature cache, see :class:`FeatureStore`.
+        device: where batches go (``"cpu"`` runs the same pipeline without a copy engine).
+        transfer: ``"copy"`` or ``"uva"``, see :class:`FeatureStore`.
+        dtype: feature dtype on the device, see :class:`FeatureStore`.
+        prefetch: assemble the next batch in a background thread while the caller computes.
+        drop_last: skip a last batch smaller than ``batch_size``.
+        generator: drives shuffling and sampling (default: torch's global generator).
+
+    Example:
+        >>> loader = DataLoader(graph, x, y, train_idx, [15, 10, 5], batch_size=1024,
+        ...                     shuffle=True, reorder=8, device="cuda")
+        >>> for batch in loader:
+        ...     with loader.compute():
+        ...         loss = F.cross_entropy(model(batch.x, batch.blocks), batch.y)
+        ...         loss.backward(); optimizer.step(); optimizer.zero_grad()
+        >>> loader.stats.totals()["bytes_h2d"], loader.stats.phases()
+    """
+
+    def __init__(self, graph: CSCGraph, features: Union[Tensor, FeatureStore],
+                 labels: Optional[Tensor], seeds: Tensor,
+                 sampler: Union[NeighborSampler, Sequence[int]], batch_size: int = 1024,
+                 shuffle: bool = False, reorder: int = 1, match: bool = True, cache: Cache = None,
+                 device: Union[str, torch.device] = "cpu", transfer: str = "copy",
+                 dtype: Optional[torch.dtype] = None, prefetch: bool = True,
+                 drop_last: bool = False, generator: Optional[torch.Generator] = None) -> None:
+        if not isinstance(sampler, NeighborSampler):
+            sampler = NeighborSampler(graph, list(sampler))
+        if sampler.graph is not graph:
+            raise ValueError("DataLoader: the sampler draws from another graph than `graph`")
+        if isinstance(features, FeatureStore):
+            store = features
+        else:
+            store = FeatureStore(features, labels, device=device, cache=cache, dtype=dtype,
+                                 transfer=transfer, hotness=graph.indptr.diff())
+        self.seeds = _seed_ids(seeds, graph.num_nodes)
+        _check_loader_args(batch_size, reorder, store, graph)
+        self.graph, self.store, self.sampler = graph, store, sampler
+        self.batch_size, self.shuffle, self.window = batch_size, shuffle, reorder
+        self.match, self.prefetch, self.drop_last = match, prefetch, drop_last
+        self.generator = generator
+        self.stats = PipelineStats()
+        self._current: Optional[BatchRecord] = None
+
+    @property
+    def device(self) -> torch.device:
+        return self.store.device
+
+    def __len__(self) -> int:
+        full, rest = divmod(self.seeds.numel(), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
+    def __iter__(self) -> Iterator[MiniBatch]:
+        self.stats = PipelineStats()
+        batches = self._produce()
+        if not self.prefetch:
+            return self._consume(batches)
+        return self._consume(_Prefetcher(batches, self.device))
+
+    @contextlib.contextmanager
+    def compute(self):
+        """Marks the caller's compute on the current batch (synchronizing the device at the end
+        so the time is the compute's, not the next phase's)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+            if self._current is not None:
+                self._current.compute_s += time.perf_counter() - start
+
+    def _consume(self, batches) -> Iterator[MiniBatch]:
+        iterator = iter(batches)
+        try:
+            while True:
+                start = time.perf_counter()
+                try:
+                    batch = next(iterator)
+                except StopIteration:
+                    return
+                if self.prefetch:  # without it, waiting is the other phases themselves
+                    batch.record.wait_s += time.perf_counter() - start
+                self._current = batch.record
+                self.stats.batches.append(batch.record)
+                yield batch
+        finally:
+            self._current = None
+            if hasattr(iterator, "close"):
+                iterator.close()
+
+    def _produce(self) -> Iterator[MiniBatch]:
+        """Sample, reorder and load, in order; runs in the prefetch thread when prefetching."""
+        seeds = self.seeds
+        if self.shuffle:
+            seeds = seeds[torch.randperm(seeds.numel(), generator=self.generator)]
+        chunks = list(seeds.split(self.batch_size))
+        if self.drop_last and chunks and chunks[-1].numel() < self.batch_size:
+            chunks.pop()
+        previous: Optional[FeatureBuffer] = None
+        for start in range(0, len(chunks), self.window):
+            for batch, sub, record in self._sample_window(chunks[start:start + self.window]):
+                began = time.perf_counter()
+                nodes = sub.nodes
+                buffer = self.store.assemble(nodes, previous if self.match else None, record)
+                blocks = [block.to(self.device) for block in sub.blocks()]
+                y = self.store.labels(batch)
+                _synchronize(self.device)
+                record.load_s += time.perf_counter() - began
+                previous = buffer
+                yield MiniBatch(nodes=nodes, blocks=blocks, x=buffer.x, y=y,
+                                batch_size=sub.batch_size, record=record)
+
+    def _sample_window(self, chunks: List[Tensor]):
+        """The window's (seeds, subgraph, record) triples in execution order."""
+        timings: List[dict] = []
+        on_graph = [c.to(self.graph.device) for c in chunks]
+        subs = self.sampler.sample_batches(on_graph, generator=self.generator, timings=timings)
+        records = [BatchRecord(sample_s=t["sample_s"], idmap_s=t["idmap_s"]) for t in timings]
+        order = list(range(len(chunks)))
+        if len(chunks) > 1:
+            began = time.perf_counter()
+            order = greedy_order(match_degree([sub.nodes for sub in subs]))
+            share = (time.perf_counter() - began) / len(chunks)
+            for record in records:
+                record.reorder_s = share
+        return [(on_graph[i], subs[i], records[i]) for i in order]
+
+
+class _Prefetcher:
+    """Runs a batch generator in a background thread, at most one batch ahead of the consumer.
+
+    Two buffers at most: the producer may finish one batch beyond the one being consumed and
+    starts the next only when the consumer asks for it. On a GPU the producer works on a side
+    stream; the consumer's stream waits for it and the tensors are recorded on the consumer's
+    stream so the caching allocator does not hand their memory out early.
+    """
+
+    _DONE = object()
+
+    def __init__(self, batches: Iterator[MiniBatch], device: torch.device) -> None:
+        self._batches = batches
+        self._device = device
+        self._queue: "queue.Queue" = queue.Queue()
+        self._slots = threading.Semaphore(1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fastgl-prefetch", daemon=True)
+        self._started = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> MiniBatch:
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        else:
+            self._slots.release()  # the consumer is done with its last batch
+        item = self._queue.get()
+        if item is self._DONE:
+            self._thread.join()
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self._thread.join()
+            raise item
+        return self._hand_over(item)
+
+    def close(self) -> None:
+        """Stops the producer (also when the consumer leaves the loop early)."""
+        self._stop.set()
+        self._slots.release()
+        if self._started:
+            self._thread.join()
+
+    def _run(self) -> None:
+        stream = torch.cuda.Stream(self._device) if self._device.type == "cuda" else None
+        context = torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
+        try:
+            with context:
+                for batch in self._batches:
+                    if stream is not None:
+                        batch.ready = torch.cuda.Event()
+                        batch.ready.record(stream)
+                    self._queue.put(batch)
+                    self._slots.acquire()
+                    if self._stop.is_set():
+                        return
+            self._queue.put(self._DONE)
+        except BaseException as error:  # handed to the consumer, raised there
+            self._queue.put(error)
+
+    def _hand_over(self, batch: MiniBatch) -> MiniBatch:
+        if batch.ready is not None:
+            consumer = torch.cuda.current_stream(self._device)
+            consumer.wait_event(batch.ready)
+            for tensor in _tensors_of(batch):
+                tensor.record_stream(consumer)
+        return batch
+
+
+def _tensors_of(batch: MiniBatch) -> List[Tensor]:
+    tensors = [batch.x] + ([] if batch.y is None else [batch.y])
+    for block in batch.blocks:
+        tensors += [block.src, block.dst, block.eid, block.src_nodes]
+        if block.src_in_degrees is not None:
+            tensors.append(block.src_in_degrees)
+    return [t for t in tensors if t.is_cuda]
+
+
+def _synchronize(device: torch.device) -> None:
+    """Waits for the current stream's work so host timers measure it."""
+    if device.type == "cuda":
+        torch.cuda.current_stream(device).synchronize()
+
+
+def _seed_ids(seeds: Tensor, num_nodes: int) -> Tensor:
+    if not isinstance(seeds, Tensor):
+        raise TypeError(f"DataLoader: seeds must be a tensor, got {type(seeds).__name__}")
+    if seeds.dtype == torch.bool:
+        if seeds.shape != (num_nodes,):
+            raise ValueError(f"DataLoader: a seed mask must have shape [{num_nodes}], got "
+                             f"{tuple(seeds.shape)}")
+        return seeds.nonzero().view(-1).cpu()
+    if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"DataLoader: seeds must be 1-D int ids or a bool mask, got "
+                         f"{seeds.dtype} of shape {tuple(seeds.shape)}")
+    return seeds.to(torch.int64).cpu()
+
+
+def _check_loader_args(batch_size: int, window: int, store: FeatureStore, graph: CSCGraph) -> None:
+    if batch_size < 1:
+        raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
+    if not 1 <= window <= MAX_WINDOW:
+        raise ValueError(f"DataLoader: reorder must be a window of 1 to {MAX_WINDOW} batches, "
+                         f"got {window}")
+    if store.num_nodes != graph.num_nodes:
+        raise ValueError(f"DataLoader: features have {store.num_nodes} rows but the graph has "
+                         f"{graph.num_nodes} nodes")
