@@ -302,3 +302,14 @@ def test_loader_rejects_mismatched_inputs(dataset, graph):
         DataLoader(graph, dataset.x, None, dataset.train_idx, NeighborSampler(other, [2]))
     with pytest.raises(ValueError, match="seed mask must have shape"):
         DataLoader(graph, dataset.x, None, torch.ones(5, dtype=torch.bool), [2])
+
+
+def test_global_seed_reproduces_an_epoch_without_a_generator(dataset, graph):
+    def run():
+        torch.manual_seed(5)
+        loader = DataLoader(graph, dataset.x, dataset.y, dataset.train_idx, [4, 3],
+                            batch_size=128, shuffle=True, reorder=3)
+        return [b.nodes for b in loader]
+
+    first, second = run(), run()
+    assert all(torch.equal(a, b) for a, b in zip(first, second)) and len(first) == len(second)

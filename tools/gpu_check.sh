@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Everything a machine with a GPU should verify, in one run (about 5-10 minutes on one H100):
+# Everything a machine with a GPU should verify, in one run (about 10-15 minutes on one H100):
 # build with CUDA, the CUDA tests, compute-sanitizer over them, and the sampling, aggregation and
-# ES-SpMM benchmarks, and the drop-in sampler benchmark.
+# ES-SpMM benchmarks, the drop-in sampler benchmark and the training pipeline benchmark.
 # Logs and JSON results go to $OUT (default ./gpu-check); commit the JSON under benchmarks/results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +35,8 @@ run bench-es-spmm $PY -m benchmarks.es_spmm --device cuda --out "$OUT/es_spmm-cu
 # No DGL on a GPU machine: this measures the PyG drop-in's sampler on the GPU against the CPU.
 run bench-dgl-sampler $PY -m benchmarks.dgl_sampler --device cuda \
     --out "$OUT/dgl_sampler-cuda.json"
+# The training pipeline (Match, Reorder) on products-scale R-MAT, then with UVA and a 2 GiB cache.
+run bench-pipeline $PY -m benchmarks.pipeline --device cuda \
+    --out "$OUT/pipeline-cuda-products.json"
+run bench-pipeline-uva $PY -m benchmarks.pipeline --device cuda --transfer uva --cache 2GiB \
+    --out "$OUT/pipeline-cuda-products-uva-cache.json"

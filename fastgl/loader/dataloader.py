@@ -85,7 +85,9 @@ class DataLoader:
         dtype: feature dtype on the device, see :class:`FeatureStore`.
         prefetch: assemble the next batch in a background thread while the caller computes.
         drop_last: skip a last batch smaller than ``batch_size``.
-        generator: drives shuffling and sampling (default: torch's global generator).
+        generator: drives shuffling and sampling (a CPU generator; for a graph on the GPU it
+            seeds one there). Default: one drawn from torch's global generator per epoch, so
+            ``torch.manual_seed`` reproduces the run.
 
     Example:
         >>> loader = DataLoader(graph, x, y, train_idx, [15, 10, 5], batch_size=1024,
@@ -132,7 +134,7 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[MiniBatch]:
         self.stats = PipelineStats()
-        batches = self._produce()
+        batches = self._produce(*self._epoch_generators())
         if not self.prefetch:
             return self._consume(batches)
         return self._consume(_Prefetcher(batches, self.device))
@@ -169,17 +171,33 @@ class DataLoader:
             if hasattr(iterator, "close"):
                 iterator.close()
 
-    def _produce(self) -> Iterator[MiniBatch]:
+    def _epoch_generators(self):
+        """The epoch's shuffling (CPU) and sampling (graph's device) generators.
+
+        Drawn here, in the caller's thread: the prefetch thread never touches torch's global
+        generator, so ``torch.manual_seed`` reproduces an epoch whatever the threads do.
+        """
+        shuffle_gen = self.generator
+        if shuffle_gen is None:
+            shuffle_gen = torch.Generator().manual_seed(int(torch.randint(1 << 62, (1,))))
+        if torch.device(shuffle_gen.device).type == self.graph.device.type:
+            return shuffle_gen, shuffle_gen
+        seed = int(torch.randint(1 << 62, (1,), generator=shuffle_gen))
+        return shuffle_gen, torch.Generator(device=self.graph.device).manual_seed(seed)
+
+    def _produce(self, shuffle_gen: torch.Generator,
+                 sample_gen: torch.Generator) -> Iterator[MiniBatch]:
         """Sample, reorder and load, in order; runs in the prefetch thread when prefetching."""
         seeds = self.seeds
         if self.shuffle:
-            seeds = seeds[torch.randperm(seeds.numel(), generator=self.generator)]
+            seeds = seeds[torch.randperm(seeds.numel(), generator=shuffle_gen)]
         chunks = list(seeds.split(self.batch_size))
         if self.drop_last and chunks and chunks[-1].numel() < self.batch_size:
             chunks.pop()
         previous: Optional[FeatureBuffer] = None
         for start in range(0, len(chunks), self.window):
-            for batch, sub, record in self._sample_window(chunks[start:start + self.window]):
+            window = chunks[start:start + self.window]
+            for batch, sub, record in self._sample_window(window, sample_gen):
                 began = time.perf_counter()
                 nodes = sub.nodes
                 buffer = self.store.assemble(nodes, previous if self.match else None, record)
@@ -191,11 +209,11 @@ class DataLoader:
                 yield MiniBatch(nodes=nodes, blocks=blocks, x=buffer.x, y=y,
                                 batch_size=sub.batch_size, record=record)
 
-    def _sample_window(self, chunks: List[Tensor]):
+    def _sample_window(self, chunks: List[Tensor], generator: torch.Generator):
         """The window's (seeds, subgraph, record) triples in execution order."""
         timings: List[dict] = []
         on_graph = [c.to(self.graph.device) for c in chunks]
-        subs = self.sampler.sample_batches(on_graph, generator=self.generator, timings=timings)
+        subs = self.sampler.sample_batches(on_graph, generator=generator, timings=timings)
         records = [BatchRecord(sample_s=t["sample_s"], idmap_s=t["idmap_s"]) for t in timings]
         order = list(range(len(chunks)))
         if len(chunks) > 1:
