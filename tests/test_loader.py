@@ -103,7 +103,7 @@ def test_window_limits_are_enforced():
 
 
 @settings(max_examples=60)
-@given(st.data(), st.sampled_from([None, 0.1, 0.5, "all", 300]),
+@given(st.data(), st.sampled_from([None, 0.1, 0.5, "all", 1000]),
        st.sampled_from([torch.float32, torch.float16, torch.bfloat16]))
 def test_assembled_buffer_equals_a_plain_gather(data, cache, dtype):
     """Any previous buffer, any partial cache, any dtype: row i is x[nodes[i]]."""
@@ -143,7 +143,7 @@ def test_cache_holds_the_hottest_nodes_within_the_budget():
     (dict(cache="lots"), "cache must be"),
     (dict(cache=-1), "budget must be >= 0"),
     (dict(transfer="dma"), "transfer must be one of"),
-    (dict(dtype=torch.int32), "float32, float16 or bfloat16"),
+    (dict(dtype=torch.int32), "float32, float16, bfloat16 or float64"),
     (dict(y=torch.zeros(3, dtype=torch.long)), "y must have shape"),
 ])
 def test_feature_store_rejects_bad_arguments(kwargs, message):
@@ -254,14 +254,15 @@ def test_errors_in_the_pipeline_reach_the_caller(dataset, graph):
 
 
 def test_the_loader_keeps_no_old_batches(dataset, graph):
-    """At most the batch in use and the one being assembled: older buffers are freed."""
+    """At most the batch in use and the one being assembled hold buffers."""
     loader = make_loader(dataset, graph, batch_size=64)
     refs = []
     for i, batch in enumerate(loader):
         refs.append(weakref.ref(batch.x))
         del batch
         gc.collect()
-        assert all(ref() is None for ref in refs[: max(0, i - 2)])
+        # Batch i's buffer may still be the producer's "previous"; every older one is freed.
+        assert all(ref() is None for ref in refs[:i])
     gc.collect()
     assert all(ref() is None for ref in refs)
 

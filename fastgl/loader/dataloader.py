@@ -47,7 +47,10 @@ class MiniBatch:
         batch_size: number of seeds (the first rows of the model's output).
         record: this batch's measurements (filled in as the pipeline goes).
         ready: on a GPU with prefetching, the event after which the batch's tensors are ready
-            (the loader makes the consumer's stream wait for it).
+            (the loader makes the stream current at hand-over wait for it: compute on that one).
+
+    Treat ``x`` as read-only: the next batch copies the rows it shares with this one from it
+    (Match), so an in-place change would leak into the next batch.
     """
 
     nodes: Tensor
@@ -116,7 +119,7 @@ class DataLoader:
             store = FeatureStore(features, labels, device=device, cache=cache, dtype=dtype,
                                  transfer=transfer, hotness=graph.indptr.diff())
         self.seeds = _seed_ids(seeds, graph.num_nodes)
-        _check_loader_args(batch_size, reorder, store, graph)
+        _check_loader_args(batch_size, reorder, store, graph, generator)
         self.graph, self.store, self.sampler = graph, store, sampler
         self.batch_size, self.shuffle, self.window = batch_size, shuffle, reorder
         self.match, self.prefetch, self.drop_last = match, prefetch, drop_last
@@ -147,8 +150,8 @@ class DataLoader:
         try:
             yield
         finally:
-            if self.device.type == "cuda":
-                torch.cuda.synchronize(self.device)
+            if self.device.type == "cuda":  # the caller's stream only, not the loader's
+                torch.cuda.current_stream(self.device).synchronize()
             if self._current is not None:
                 self._current.compute_s += time.perf_counter() - start
 
@@ -267,13 +270,13 @@ class _Prefetcher:
         """Stops the producer (also when the consumer leaves the loop early)."""
         self._stop.set()
         self._slots.release()
-        if self._started:
+        if self._started and threading.current_thread() is not self._thread:
             self._thread.join()
 
     def _run(self) -> None:
-        stream = torch.cuda.Stream(self._device) if self._device.type == "cuda" else None
-        context = torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
         try:
+            stream = torch.cuda.Stream(self._device) if self._device.type == "cuda" else None
+            context = torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
             with context:
                 for batch in self._batches:
                     if stream is not None:
@@ -286,6 +289,8 @@ class _Prefetcher:
             self._queue.put(self._DONE)
         except BaseException as error:  # handed to the consumer, raised there
             self._queue.put(error)
+        finally:
+            self._batches.close()  # frees the producer's previous buffer and sampled window
 
     def _hand_over(self, batch: MiniBatch) -> MiniBatch:
         if batch.ready is not None:
@@ -297,7 +302,7 @@ class _Prefetcher:
 
 
 def _tensors_of(batch: MiniBatch) -> List[Tensor]:
-    tensors = [batch.x] + ([] if batch.y is None else [batch.y])
+    tensors = [batch.nodes, batch.x] + ([] if batch.y is None else [batch.y])
     for block in batch.blocks:
         tensors += [block.src, block.dst, block.eid, block.src_nodes]
         if block.src_in_degrees is not None:
@@ -325,7 +330,11 @@ def _seed_ids(seeds: Tensor, num_nodes: int) -> Tensor:
     return seeds.to(torch.int64).cpu()
 
 
-def _check_loader_args(batch_size: int, window: int, store: FeatureStore, graph: CSCGraph) -> None:
+def _check_loader_args(batch_size: int, window: int, store: FeatureStore, graph: CSCGraph,
+                       generator: Optional[torch.Generator]) -> None:
+    if generator is not None and torch.device(generator.device).type != "cpu":
+        raise ValueError(f"DataLoader: generator must be a CPU generator (it shuffles the seeds "
+                         f"and seeds the sampler), got one on {generator.device}")
     if batch_size < 1:
         raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
     if not 1 <= window <= MAX_WINDOW:

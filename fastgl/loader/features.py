@@ -20,6 +20,7 @@ only the copy engine differs: rows are gathered straight into the buffer.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -71,7 +72,7 @@ class FeatureStore:
     def __init__(self, x: Tensor, y: Optional[Tensor] = None, *, device="cpu", cache: Cache = None,
                  hotness: Optional[Tensor] = None, dtype: Optional[torch.dtype] = None,
                  transfer: str = "copy") -> None:
-        self.device = torch.device(device)
+        self.device = _with_index(torch.device(device))
         _check_store_args(x, y, self.device, transfer, dtype)
         x = x.to(dtype) if dtype is not None else x
         self.num_nodes = int(x.shape[0])
@@ -79,7 +80,8 @@ class FeatureStore:
         self.dtype = x.dtype
         self.transfer = transfer
         self.y = None if y is None else y.to(self.device)
-        self._staging: Optional[Tensor] = None
+        # One pinned staging buffer per loading thread: two loaders may share a store.
+        self._thread_local = threading.local()
         self.host_x: Optional[Tensor] = None  # rows not on the device live here
         self.device_x: Optional[Tensor] = None  # all rows, when they fit
         self.cache_x: Optional[Tensor] = None  # the hot rows of a partial cache
@@ -89,7 +91,7 @@ class FeatureStore:
         on_device = x.device == self.device and self.device.type != "cpu"
         rows = _cached_rows(cache, self.num_nodes, self.row_bytes, on_device)
         if rows >= self.num_nodes:
-            self.device_x = x.to(self.device, copy=True).contiguous()
+            self.device_x = x.to(self.device).contiguous()
             return
         self.host_x = x.contiguous()
         if self.device.type == "cuda" and not self.host_x.is_pinned():
@@ -191,11 +193,12 @@ class FeatureStore:
         torch.cuda.current_stream(self.device).synchronize()
 
     def _staging_rows(self, count: int) -> Tensor:
-        if self._staging is None or self._staging.shape[0] < count:
-            capacity = max(count, 2 * (0 if self._staging is None else self._staging.shape[0]))
-            self._staging = torch.empty((capacity,) + self.row_shape, dtype=self.dtype,
-                                        pin_memory=True)
-        return self._staging[:count]
+        staging = getattr(self._thread_local, "staging", None)
+        if staging is None or staging.shape[0] < count:
+            capacity = max(count, 2 * (0 if staging is None else staging.shape[0]))
+            staging = torch.empty((capacity,) + self.row_shape, dtype=self.dtype, pin_memory=True)
+            self._thread_local.staging = staging
+        return staging[:count]
 
     def _copy(self, source: Tensor, source_rows: Tensor, out: Tensor,
               out_rows: Optional[Tensor]) -> None:
@@ -204,6 +207,13 @@ class FeatureStore:
             return
         gather_rows(source, source_rows.to(self.device), out=out,
                     out_index=None if out_rows is None else out_rows.to(self.device))
+
+
+def _with_index(device: torch.device) -> torch.device:
+    """``cuda`` as ``cuda:<current device>``: tensors and the loader's thread agree on it."""
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
 
 
 def _cached_rows(cache: Cache, num_nodes: int, row_bytes: int, already_on_device: bool) -> int:
@@ -232,7 +242,7 @@ def _check_store_args(x: Tensor, y: Optional[Tensor], device: torch.device, tran
         raise ValueError(f"FeatureStore: x must be a tensor [N, ...], got {type(x).__name__}")
     target = dtype or x.dtype
     if target not in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
-        raise ValueError(f"FeatureStore: features must be float32, float16 or bfloat16, got "
+        raise ValueError(f"FeatureStore: features must be float32, float16, bfloat16 or float64, got "
                          f"{target}")
     if y is not None and (y.dim() != 1 or y.shape[0] != x.shape[0]):
         raise ValueError(f"FeatureStore: y must have shape [{x.shape[0]}], got {tuple(y.shape)}")

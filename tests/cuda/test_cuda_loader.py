@@ -77,3 +77,44 @@ def test_host_features_are_pinned_and_cache_is_on_the_gpu(dataset):
     store = FeatureStore(dataset.x, dataset.y, device="cuda", cache=0.25, hotness=hotness)
     assert store.host_x.is_pinned() and store.cache_x.is_cuda and store.y.is_cuda
     assert store.num_cached == dataset.num_nodes // 4
+
+
+def test_consumer_waits_for_the_side_stream(dataset, graph, monkeypatch):
+    """With the producer's host syncs removed and a long kernel queued before each assembly,
+    only the event hand-over keeps the consumer from reading unfinished buffers."""
+    from fastgl.loader import dataloader as pipeline
+
+    monkeypatch.setattr(pipeline, "_synchronize", lambda device: None)
+    store = FeatureStore(dataset.x, dataset.y, device="cuda", transfer="uva", cache=0.2,
+                         hotness=graph.indptr.diff())
+    assemble = store.assemble
+
+    def slow_assemble(*args, **kwargs):
+        torch.cuda._sleep(50_000_000)  # about 25 ms of GPU time on the side stream
+        return assemble(*args, **kwargs)
+
+    monkeypatch.setattr(store, "assemble", slow_assemble)
+    x_gpu = dataset.x.cuda()
+    loader = DataLoader(graph, store, None, dataset.train_idx, [5, 4], batch_size=256,
+                        reorder=4, generator=torch.Generator().manual_seed(1))
+    checks = []
+    for batch in loader:
+        checks.append(torch.equal(batch.x, x_gpu[batch.nodes.cuda()]))  # GPU ops only
+    assert checks and all(checks)
+
+
+def test_two_loaders_sharing_a_store_interleave_correctly(dataset, graph):
+    store = FeatureStore(dataset.x, dataset.y, device="cuda")
+    first = iter(DataLoader(graph, store, None, dataset.train_idx, [5], batch_size=128))
+    second = iter(DataLoader(graph, store, None, dataset.val_idx, [5], batch_size=128))
+    for a, b in zip(first, second):
+        assert torch.equal(a.x.cpu(), dataset.x[a.nodes.cpu()])
+        assert torch.equal(b.x.cpu(), dataset.x[b.nodes.cpu()])
+
+
+def test_features_already_on_the_gpu(dataset, graph):
+    loader = DataLoader(graph, dataset.x.cuda(), dataset.y, dataset.train_idx, [5],
+                        batch_size=256, device="cuda")
+    assert loader.store.num_cached == dataset.num_nodes
+    for batch in loader:
+        assert torch.equal(batch.x.cpu(), dataset.x[batch.nodes.cpu()])
