@@ -8,14 +8,16 @@ sources in this order:
 
 1. the previous batch's buffer (FastGL's Match: rows it already holds are copied on the device);
 2. the device cache;
-3. the host: a parallel compiled gather into a pinned staging buffer and an asynchronous
-   host-to-device copy (``transfer="copy"``), or a zero-copy gather in which the GPU reads the
-   rows from pinned host memory itself (``transfer="uva"``).
+3. the host: a parallel compiled gather into a pinned staging buffer, then an asynchronous
+   transfer on the loader's stream (``transfer="copy"``), or a zero-copy gather in which the GPU
+   reads the rows from the pinned feature matrix itself (``transfer="uva"``).
 
 Whatever the mix, the buffer equals ``x[nodes]`` row for row. Device memory: the two batch
-buffers (previous and next), plus, with ``transfer="copy"`` and some rows reused or cached, a
-staging area for the loaded rows (UVA needs none). With ``device="cpu"`` the same path runs and
-only the copy engine differs: rows are gathered straight into the buffer.
+buffers (previous and next) and the cache, nothing else: when every row is loaded, the staging
+buffer is copied into the new buffer by the copy engine; when some rows are reused or cached,
+the GPU reads the staged rows (contiguous, pinned) and writes each to its row itself, so no
+device staging area is needed. With ``device="cpu"`` the same path runs and only the copy
+engine differs: rows are gathered straight into the buffer.
 """
 
 from __future__ import annotations
@@ -181,14 +183,15 @@ class FeatureStore:
             self._copy_through_staging(nodes, rows, out)
 
     def _copy_through_staging(self, nodes: Tensor, rows: Optional[Tensor], out: Tensor) -> None:
-        """Parallel gather into pinned staging, then an asynchronous copy on the current stream."""
+        """Parallel gather into pinned staging, then an asynchronous transfer on the current
+        stream: the copy engine when the rows fill the buffer in order, else a kernel that reads
+        the staged rows from pinned memory and scatters them (no device-side staging)."""
         staging = self._staging_rows(nodes.numel())
         gather_rows(self.host_x, nodes.cpu(), out=staging)
-        if rows is None:  # every row is loaded: copy straight into the buffer
+        if rows is None:
             out.copy_(staging, non_blocking=True)
         else:
-            on_device = staging.to(self.device, non_blocking=True)
-            gather_rows(on_device, None, out=out, out_index=rows.to(self.device))
+            gather_rows(staging, None, out=out, out_index=rows.to(self.device))
         # The staging buffer is reused by the next batch: wait until this copy has read it.
         torch.cuda.current_stream(self.device).synchronize()
 
