@@ -144,8 +144,8 @@ class DataLoader:
 
     @contextlib.contextmanager
     def compute(self):
-        """Marks the caller's compute on the current batch (synchronizing the device at the end
-        so the time is the compute's, not the next phase's)."""
+        """Marks the caller's compute on the current batch (synchronizing the caller's stream at
+        the end, so the time is the compute's, not the next phase's)."""
         start = time.perf_counter()
         try:
             yield
@@ -203,12 +203,12 @@ class DataLoader:
             for batch, sub, record in self._sample_window(window, sample_gen):
                 began = time.perf_counter()
                 nodes = sub.nodes
-                buffer = self.store.assemble(nodes, previous if self.match else None, record)
+                buffer = self.store.assemble(nodes, previous, record)
                 blocks = [block.to(self.device) for block in sub.blocks()]
                 y = self.store.labels(batch)
                 _synchronize(self.device)
                 record.load_s += time.perf_counter() - began
-                previous = buffer
+                previous = buffer if self.match else None
                 yield MiniBatch(nodes=nodes, blocks=blocks, x=buffer.x, y=y,
                                 batch_size=sub.batch_size, record=record)
 
