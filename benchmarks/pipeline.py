@@ -73,7 +73,6 @@ from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from benchmarks import harness
 from benchmarks.sampling import TorchNeighborSampler
@@ -85,9 +84,8 @@ from fastgl.loader import (PHASES, BatchRecord, DataLoader, FeatureStore, Pipeli
                            greedy_order, match_degree)
 from fastgl.loader.reuse import MAX_WINDOW
 from fastgl.sampling import NeighborSampler
-from fastgl.train import build_model
+from fastgl.train import build_model, train_step
 
-Tensor = torch.Tensor
 # (key, label, match, reorder window or None for --reorder); "d" is the plain PyTorch pipeline.
 FASTGL_CONFIGS = (("a", "(a) plain gather", False, 1), ("b", "(b) Match", True, 1),
                   ("c", "(c) Match + Reorder", True, None))
@@ -178,16 +176,6 @@ def fresh_model(args, data, device):
     return model, torch.optim.Adam(model.parameters(), lr=args.lr)
 
 
-def train_step(model, optimizer, x: Tensor, blocks, y: Tensor) -> float:
-    """The compute every configuration runs on a batch; returns the loss."""
-    logits = model(x.float(), blocks)
-    loss = F.cross_entropy(logits, y)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-    return loss.item()  # waits for the device
-
-
 # ------------------------------------------------------------------------------------------------
 # The pipelines
 
@@ -204,7 +192,7 @@ def run_fastgl(args, data, store: FeatureStore, sampler: NeighborSampler, device
     started = time.perf_counter()
     for batch in loader:
         with loader.compute():
-            losses.append(train_step(model, optimizer, batch.x, batch.blocks, batch.y))
+            losses.append(train_step(model, optimizer, batch.x, batch.blocks, batch.y)[0])
         del batch
         if max_batches is not None and len(losses) >= max_batches:
             break
@@ -239,7 +227,7 @@ def run_torch(args, data, device, max_batches: Optional[int] = None) -> Dict[str
         record.num_nodes = record.rows_loaded = sub.nodes.numel()
         record.bytes_h2d = record.rows_loaded * row_bytes
         began = time.perf_counter()
-        losses.append(train_step(model, optimizer, batch_x, blocks, batch_y))
+        losses.append(train_step(model, optimizer, batch_x, blocks, batch_y)[0])
         harness.synchronize(device)
         record.compute_s = time.perf_counter() - began
         stats.batches.append(record)
@@ -396,7 +384,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
 
     started = time.perf_counter()
     store = FeatureStore(data["x"], data["y"], device=device, cache=args.cache,
-                         transfer=args.transfer, hotness=data["graph"].indptr.diff())
+                         transfer=args.transfer, hotness=data["graph"].in_degrees())
     info["store_s"] = time.perf_counter() - started
     info["cached_rows"] = store.num_cached
     sampler = NeighborSampler(data["graph"], args.fanouts)

@@ -123,7 +123,7 @@ def train_node_classifier(
     optimizer = torch.optim.Adam(network.parameters(), lr=lr, weight_decay=weight_decay)
     graph = CSCGraph.from_edge_index(dataset.edge_index, num_nodes=dataset.num_nodes)
     store = FeatureStore(dataset.x, dataset.y, device=device, cache=cache, dtype=feature_dtype,
-                         transfer=transfer, hotness=graph.indptr.diff())
+                         transfer=transfer, hotness=graph.in_degrees())
     sampler = NeighborSampler(graph, list(fanouts))
 
     def loader(seeds: Tensor, shuffle: bool, generator: torch.Generator) -> DataLoader:
@@ -164,13 +164,8 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, loader, prog
     start = time.perf_counter()
     for batch in tqdm(loader, total=len(loader), desc=desc, disable=not progress, leave=False):
         with loader.compute():
-            logits = model(batch.x.float(), batch.blocks)
-            loss = F.cross_entropy(logits, batch.y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            # .item() waits for the device, so the compute time is complete.
-            loss_sum += loss.item() * batch.y.numel()
+            loss, logits = train_step(model, optimizer, batch.x, batch.blocks, batch.y)
+            loss_sum += loss * batch.y.numel()
             correct += int((logits.argmax(dim=1) == batch.y).sum())
             seen += batch.y.numel()
     elapsed = time.perf_counter() - start
@@ -181,6 +176,19 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, loader, prog
     count = max(seen, 1)
     return {"loss": loss_sum / count, "train_acc": correct / count, "time_s": elapsed,
             "phases": loader.stats.phases(), **traffic}
+
+
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, blocks,
+               y: Tensor) -> tuple[float, Tensor]:
+    """One step on a mini-batch (features in any float dtype; the model computes in float32):
+    forward, cross entropy, backward, optimizer step. Returns the loss, read with ``.item()``,
+    which waits for the device so a timer around the step measures it whole, and the logits."""
+    logits = model(x.float(), blocks)
+    loss = F.cross_entropy(logits, y)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item(), logits
 
 
 @torch.no_grad()

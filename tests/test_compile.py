@@ -96,22 +96,16 @@ def _gather_rows_args():
     ]
 
 
-@needs_opcheck
-@pytest.mark.parametrize("args", _match_args())
-def test_opcheck_match(args):
-    opcheck(torch.ops.fastgl.match.default, args, test_utils=ALL_UTILS)
+MATCH_OP_CASES = [(name, args) for name, cases in (("match", _match_args()),
+                                                    ("overlap_counts", _overlap_counts_args()),
+                                                    ("gather_rows", _gather_rows_args()))
+                  for args in cases]
 
 
 @needs_opcheck
-@pytest.mark.parametrize("args", _overlap_counts_args())
-def test_opcheck_overlap_counts(args):
-    opcheck(torch.ops.fastgl.overlap_counts.default, args, test_utils=ALL_UTILS)
-
-
-@needs_opcheck
-@pytest.mark.parametrize("args", _gather_rows_args())
-def test_opcheck_gather_rows(args):
-    opcheck(torch.ops.fastgl.gather_rows.default, args, test_utils=ALL_UTILS)
+@pytest.mark.parametrize("name, args", MATCH_OP_CASES, ids=[n for n, _ in MATCH_OP_CASES])
+def test_opcheck_match_ops(name, args):
+    opcheck(getattr(torch.ops.fastgl, name).default, args, test_utils=ALL_UTILS)
 
 
 def test_fake_kernels_of_match_ops_match_real_metadata():

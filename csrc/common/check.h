@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <utility>
 
 namespace fastgl {
 
@@ -40,15 +41,19 @@ inline void check_same_device(const char* op, const char* name, const at::Tensor
                " is on ", ref.device(), "; move them to the same device");
 }
 
-// All values in [0, bound). One min/max reduction; on CUDA this synchronizes, which these ops
-// need anyway to size their outputs.
+// Smallest and largest value of a non-empty id tensor. One min/max reduction; on CUDA this
+// synchronizes once (not twice), which the ops checking ranges need anyway to size outputs.
+inline std::pair<int64_t, int64_t> min_max_ids(const at::Tensor& ids) {
+  auto [lo, hi] = at::aminmax(ids);
+  const at::Tensor bounds = at::stack({lo, hi}).to(at::kLong).cpu();
+  return {bounds[0].item<int64_t>(), bounds[1].item<int64_t>()};
+}
+
+// All values in [0, bound).
 inline void check_ids_in_range(const char* op, const char* name, const at::Tensor& ids,
                                int64_t bound) {
   if (ids.numel() == 0) return;
-  auto [lo, hi] = at::aminmax(ids);
-  const at::Tensor bounds = at::stack({lo, hi}).to(at::kLong).cpu();  // one sync, not two
-  const int64_t low = bounds[0].item<int64_t>();
-  const int64_t high = bounds[1].item<int64_t>();
+  const auto [low, high] = min_max_ids(ids);
   FASTGL_CHECK(low >= 0, op, name, " id ", low, " is negative");
   FASTGL_CHECK(high < bound, op, name, " id ", high, " out of range for a graph of ", bound,
                " nodes");

@@ -35,9 +35,7 @@ inline void check_row_index(const char* name, const c10::optional<at::Tensor>& i
   check_index_vector("gather_rows", name, *index);
   check_same_device("gather_rows", name, *index, "out", out);
   if (index->numel() == 0) return;
-  auto [lo, hi] = at::aminmax(*index);
-  const at::Tensor bounds = at::stack({lo, hi}).to(at::kLong).cpu();
-  const int64_t low = bounds[0].item<int64_t>(), high = bounds[1].item<int64_t>();
+  const auto [low, high] = min_max_ids(*index);
   FASTGL_CHECK(low >= 0 && high < bound, "gather_rows", name, " holds row ", low < 0 ? low : high,
                ", out of range for ", bound, " rows");
 }

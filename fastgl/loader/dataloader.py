@@ -117,7 +117,7 @@ class DataLoader:
             store = features
         else:
             store = FeatureStore(features, labels, device=device, cache=cache, dtype=dtype,
-                                 transfer=transfer, hotness=graph.indptr.diff())
+                                 transfer=transfer, hotness=graph.in_degrees())
         self.seeds = _seed_ids(seeds, graph.num_nodes)
         _check_loader_args(batch_size, reorder, store, graph, generator)
         self.graph, self.store, self.sampler = graph, store, sampler

@@ -22,6 +22,7 @@ engine differs: rows are gathered straight into the buffer.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -104,10 +105,7 @@ class FeatureStore:
     @property
     def row_bytes(self) -> int:
         """Bytes of one node's features."""
-        count = 1
-        for size in self.row_shape:
-            count *= size
-        return count * torch.empty(0, dtype=self.dtype).element_size()
+        return math.prod(self.row_shape) * self.dtype.itemsize
 
     @property
     def num_cached(self) -> int:
