@@ -1,34 +1,47 @@
-"""Mini-batches per second: fastgl's DGL drop-in sampler against DGL's own NeighborSampler.
+"""Sampled edges per second: fastgl's samplers against DGL's own NeighborSampler.
 
 Question: a DGL user swaps ``dgl.dataloading.NeighborSampler`` for
-``fastgl.integrations.dgl.NeighborSampler`` (one import line): how many more mini-batches per
-second does the sampler produce on the same graph, fanouts and thread count?
+``fastgl.integrations.dgl.NeighborSampler`` (one import line), or samples with fastgl's own
+``NeighborSampler``: how many more sampled edges per second, on the same graph, fanouts and
+thread count, and how does each scale from one thread to two?
 
 Usage (in the DGL environment, which ``make bench-dgl`` sets up and runs)::
 
-    python -m benchmarks.dgl_sampler                         # R-MAT products-scale + Slashdot
-    python -m benchmarks.dgl_sampler --graphs slashdot --batches 50
+    python -m benchmarks.dgl_sampler                     # R-MAT products-scale, Slashdot, skewed
+    python -m benchmarks.dgl_sampler --graphs slashdot --batches 50 --thread-counts 2
 
 What is measured, in one run:
 
 * graphs: ``rmat-products`` (the ogbn-products-sized R-MAT of :mod:`fastgl.data.rmat`, 2.45M
-  nodes, 124M edges) and ``slashdot`` (SNAP soc-Slashdot0902 from ``--data-dir``, skipped with
-  the reason when absent);
+  nodes, 124M edges), ``slashdot`` (SNAP soc-Slashdot0902 from ``--data-dir``, skipped with
+  the reason when absent) and ``skewed`` (a directed R-MAT of 1M nodes and 20M edges with
+  a = 0.65, b = c = 0.15: a few nodes have hundreds of thousands of in-edges);
 * seeds: ``--batches`` batches of ``--batch-size`` nodes drawn without repetition (fixed seed);
-* ``dgl``: ``dgl.dataloading.NeighborSampler(fanouts).sample(g, seeds)`` (DGL's default path, its
-  fused CPU sampler when it has more than one thread), the baseline; ``fastgl``: the drop-in's
-  ``sample`` on the same graph object. Both with ``--fanouts`` in DGL's order (input layer
-  first) and the same number of threads (torch's and DGL's OpenMP pool set alike). Each sampler
-  samples the graph once before timing (DGL builds its CSC, fastgl caches its own);
-  ``--repeat`` interleaved rounds, each timing all batches; the median round counts.
-  Sampled edges per batch are recorded for both, so the rates compare equal work.
+* samplers, with ``--fanouts`` in DGL's order (input layer first):
+
+  - ``dgl``: ``dgl.dataloading.NeighborSampler(fanouts).sample(g, seeds)``, DGL's default path
+    (its fused CPU sampler), the baseline;
+  - ``fastgl-dgl``: the drop-in's ``sample`` on the same graph object (DGL's layer-wise
+    semantics, so the same work per batch as ``dgl``);
+  - ``fastgl``: ``fastgl.NeighborSampler(graph, hop fanouts).sample(seeds)`` on a CSCGraph of
+    the same edges (PyG's hop-wise semantics: only new nodes draw, so fewer edges per batch);
+  - ``torch``: the vectorized pure-PyTorch hop-wise sampler of :mod:`benchmarks.sampling`, the
+    baseline of ``fastgl``'s ``vs torch``;
+
+* for every thread count of ``--thread-counts`` (torch's and DGL's pools set alike): every
+  sampler samples the graph once before timing (DGL builds its CSC, fastgl caches its own),
+  then ``--repeat`` interleaved rounds each time all batches; the median round counts.
+
+Rates are sampled edges per second (each sampler's own edges), so samplers with different
+semantics compare by work done; ``vs dgl`` divides by ``dgl``'s rate at the same thread count,
+and ``1->2`` is a sampler's two-thread rate over its one-thread rate.
 
 Without DGL (e.g. on a GPU machine, where DGL has no wheels) the DGL rows are skipped with that
 reason, and the run measures the PyG drop-in's sampler instead
 (``fastgl.integrations.pyg.NeighborSampler.sample_from_nodes``, hop fanouts reversed) on
 ``--device`` against the same sampler on the CPU.
 
-The JSON goes to ``benchmarks/results/dgl_sampler-<device>[-<threads>t].json`` unless ``--out``.
+The JSON goes to ``benchmarks/results/dgl_sampler-<device>.json`` unless ``--out``.
 """
 
 from __future__ import annotations
@@ -44,8 +57,10 @@ from benchmarks import harness
 from benchmarks.aggregate import SLASHDOT_FILE, read_snap_edge_list
 from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index
 
-GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot",)
-DEFAULT_GRAPHS = ["rmat-products", "slashdot"]
+#: In-degrees far more skewed than the R-MAT presets': the hubs stress per-transit work.
+SKEWED_RMAT = dict(scale=20, num_nodes=1_000_000, num_edges=20_000_000, a=0.65, b=0.15, c=0.15)
+GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot", "skewed")
+DEFAULT_GRAPHS = ["rmat-products", "slashdot", "skewed"]
 DEFAULT_DATA_DIR = harness.REPO_ROOT.parent / "shared" / "data"
 
 
@@ -59,7 +74,7 @@ def load_graph(name: str, args) -> Optional[Dict]:
         edge_index, num_nodes = read_snap_edge_list(path)
         source = f"SNAP soc-Slashdot0902 ({path.name})"
     else:
-        preset = dict(RMAT_PRESETS[name.split("-", 1)[1]])
+        preset = dict(SKEWED_RMAT if name == "skewed" else RMAT_PRESETS[name.split("-", 1)[1]])
         edge_index, num_nodes = rmat_edge_index(**preset, seed=args.seed), preset["num_nodes"]
         source = f"R-MAT {preset}"
     print(f"{name}: {num_nodes:,} nodes, {edge_index.shape[1]:,} edges "
@@ -75,7 +90,7 @@ def seed_batches(num_nodes: int, args) -> List[torch.Tensor]:
 
 def measure(samplers: Dict[str, Callable], batches: List[torch.Tensor], args,
             device) -> Dict[str, Dict]:
-    """Batches/s of every sampler (interleaved rounds over all batches) and its edges/batch."""
+    """Edges/s of every sampler (interleaved rounds over all batches) and its edges/batch."""
     edges = {}
     for name, sample in samplers.items():  # the untimed first pass builds the CSC caches
         edges[name] = sum(sample(b) for b in batches) / len(batches)
@@ -83,22 +98,32 @@ def measure(samplers: Dict[str, Callable], batches: List[torch.Tensor], args,
              for name, sample in samplers.items()}
     timings = harness.time_interleaved(calls, repeat=args.repeat, warmup=0, device=device)
     return {name: {"median_s": t.median, "times_s": t.times,
-                   "batches_per_s": len(batches) / t.median, "edges_per_batch": edges[name]}
+                   "batches_per_s": len(batches) / t.median, "edges_per_batch": edges[name],
+                   "edges_per_s": edges[name] * len(batches) / t.median}
             for name, t in timings.items()}
 
 
 def dgl_samplers(graph: Dict, args) -> Dict[str, Callable]:
     import dgl
 
-    from fastgl.integrations.dgl import NeighborSampler as FastglSampler
+    from benchmarks.sampling import TorchNeighborSampler
+    from fastgl import CSCGraph, NeighborSampler
+    from fastgl.integrations.dgl import NeighborSampler as DropInSampler
 
     g = dgl.graph((graph["edge_index"][0], graph["edge_index"][1]), num_nodes=graph["num_nodes"])
+    csc = CSCGraph.from_edge_index(graph["edge_index"], num_nodes=graph["num_nodes"])
+    hop_fanouts = list(reversed(args.fanouts))
 
-    def edges_of(sampler):
+    def blocks_edges(sampler):
         return lambda seeds: sum(b.num_edges() for b in sampler.sample(g, seeds)[2])
 
-    return {"dgl": edges_of(dgl.dataloading.NeighborSampler(args.fanouts)),
-            "fastgl": edges_of(FastglSampler(args.fanouts))}
+    def subgraph_edges(sampler):
+        return lambda seeds: sampler.sample(seeds).row.numel()
+
+    return {"dgl": blocks_edges(dgl.dataloading.NeighborSampler(args.fanouts)),
+            "fastgl-dgl": blocks_edges(DropInSampler(args.fanouts)),
+            "fastgl": subgraph_edges(NeighborSampler(csc, hop_fanouts)),
+            "torch": subgraph_edges(TorchNeighborSampler(csc, hop_fanouts))}
 
 
 def pyg_samplers(graph: Dict, args, device) -> Dict[str, Callable]:
@@ -121,17 +146,37 @@ def pyg_samplers(graph: Dict, args, device) -> Dict[str, Callable]:
     return samplers
 
 
+def set_threads(count: int, with_dgl: bool) -> None:
+    torch.set_num_threads(count)
+    if with_dgl:
+        import dgl
+
+        dgl.utils.set_num_threads(count)
+
+
 def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]:
     batches = seed_batches(graph["num_nodes"], args)
     if with_dgl:
         samplers, baseline = dgl_samplers(graph, args), "dgl"
     else:
         samplers, baseline = pyg_samplers(graph, args, device), "pyg-dropin-cpu"
-    results = measure(samplers, batches, args, device)
-    base_rate = results[baseline]["batches_per_s"]
-    return [dict(graph=name, sampler=sampler, batches=len(batches), **r,
-                 vs_baseline=r["batches_per_s"] / base_rate, baseline=baseline)
-            for sampler, r in results.items()]
+    rows = []
+    for threads in args.thread_counts:
+        set_threads(threads, with_dgl)
+        results = measure(samplers, batches, args, device)
+        base_rate = results[baseline]["edges_per_s"]
+        rows += [dict(graph=name, sampler=sampler, threads=threads, batches=len(batches), **r,
+                      vs_baseline=r["edges_per_s"] / base_rate, baseline=baseline)
+                 for sampler, r in results.items()]
+    by_key = {(r["sampler"], r["threads"]): r for r in rows}
+    for row in rows:
+        one_thread = by_key.get((row["sampler"], 1))
+        row["speedup_vs_1_thread"] = (row["edges_per_s"] / one_thread["edges_per_s"]
+                                      if one_thread else None)
+        torch_row = by_key.get(("torch", row["threads"]))
+        row["vs_torch"] = (row["edges_per_s"] / torch_row["edges_per_s"]
+                           if torch_row and row["sampler"] == "fastgl" else None)
+    return rows
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -146,13 +191,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="device of the PyG drop-in rows (used when DGL is absent)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads for torch and DGL (default: torch's choice)")
+    parser.add_argument("--thread-counts", type=int, nargs="+", default=[1, 2],
+                        help="thread counts to measure at, each for torch and DGL alike")
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
                         help="folder holding snap_soc-Slashdot0902/")
     parser.add_argument("--seed", type=int, default=0, help="graph and seed-batch seed")
     parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/"
-                                                    "dgl_sampler-<device>[-<threads>t].json)")
+                                                    "dgl_sampler-<device>.json)")
     return parser.parse_args(argv)
 
 
@@ -161,14 +206,11 @@ def _dgl_version() -> Optional[str]:
         import dgl
     except ImportError:
         return None
-    dgl.utils.set_num_threads(torch.get_num_threads())  # the same pool size as torch's
     return dgl.__version__
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     dgl_version = _dgl_version()
     device, note, env = harness.start_run("dgl_sampler", args,
                                           {"dgl": dgl_version or "not installed"})
@@ -190,13 +232,15 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
         del graph
 
     harness.print_table(
-        [dict(r, median_ms=r["median_s"] * 1e3 / r["batches"]) for r in rows],
-        [("graph", "graph", ""), ("sampler", "sampler", ""), ("median_ms", "ms/batch", ".1f"),
-         ("batches_per_s", "batches/s", ".2f"), ("vs_baseline", "vs baseline", ".2f"),
-         ("edges_per_batch", "edges/batch", ",.0f")],
+        [dict(r, median_ms=r["median_s"] * 1e3 / r["batches"],
+              medges_per_s=r["edges_per_s"] / 1e6) for r in rows],
+        [("graph", "graph", ""), ("sampler", "sampler", ""), ("threads", "threads", "d"),
+         ("median_ms", "ms/batch", ".1f"), ("edges_per_batch", "edges/batch", ",.0f"),
+         ("medges_per_s", "M edges/s", ".2f"), ("vs_baseline", "vs baseline", ".2f"),
+         ("vs_torch", "vs torch", ".2f"), ("speedup_vs_1_thread", "1->N threads", ".2f")],
         title=f"Neighbor sampling, fanouts {args.fanouts} (input layer first), batch "
-              f"{args.batch_size}, {env['torch_threads']} threads (median of {args.repeat} "
-              f"interleaved rounds)")
+              f"{args.batch_size} (median of {args.repeat} interleaved rounds; baseline "
+              f"{rows[0]['baseline'] if rows else '-'} at the same thread count)")
     payload = {"benchmark": "dgl_sampler", "environment": env, "note": note, "args": vars(args),
                "graphs": graphs, "skipped": skipped, "rows": rows}
     harness.save_results("dgl_sampler", payload, device, args)

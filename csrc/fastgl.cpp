@@ -10,6 +10,10 @@ TORCH_LIBRARY(fastgl, m) {
   m.def(
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor? weight, Tensor transits, "
       "int fanout, bool replace, int seed) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "sample_hops(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor seeds, "
+      "Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, int seed) -> "
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
   m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");
   m.def("spmm_max(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> (Tensor, Tensor)");

@@ -13,7 +13,7 @@ ground truth), so a bug in one fastgl op cannot hide a bug in another.
   int32 and int64 indices; and hypothesis strategies drawing them.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from hypothesis import strategies as st
@@ -362,3 +362,48 @@ def gather_rows_reference(x: Tensor, index: Optional[Tensor], out: Tensor,
         out_index = torch.arange(index.numel())
     expected[out_index.cpu().long()] = x[index.cpu().long()]
     return expected
+
+
+# ---------------------------------------------------------------------------------------------
+# sample_hops (batch 0: its draws are sample_neighbors' with the per-hop keys)
+# ---------------------------------------------------------------------------------------------
+
+def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], key: int,
+                          replace: bool = False, weighted: bool = False, layerwise: bool = False,
+                          disjoint: bool = False) -> Dict[str, List]:
+    """The first batch of ``fastgl::sample_hops``, hop by hop: ``sample_neighbors`` draws (its
+    own tests compare it with the exact distributions) and a pure-Python first-occurrence
+    relabel of node keys (``tree * N + node`` when disjoint)."""
+    from fastgl.ops import sample_neighbors
+    from fastgl.sampling.neighbor import hop_key
+
+    n = graph.num_nodes
+    seeds = [int(s) for s in seeds]
+    keys = [i * n + s for i, s in enumerate(seeds)] if disjoint else list(seeds)
+    nodes, seed_local = id_map_reference([], keys)
+    node_counts, edge_counts = [len(nodes)], []
+    row, col, edge_ids = [], [], []
+    frontier_begin = 0
+    for hop, fanout in enumerate(fanouts):
+        frontier_end = len(nodes)
+        transits = [k % n if disjoint else k for k in nodes[frontier_begin:frontier_end]]
+        ptr, nbr, pos = sample_neighbors(
+            graph.indptr, graph.indices, torch.tensor(transits, dtype=torch.int64), fanout,
+            replace=replace, weight=graph.weight if weighted else None,
+            seed=hop_key(key, hop))
+        counts = (ptr[1:] - ptr[:-1]).tolist()
+        targets = [frontier_begin + p for p, c in enumerate(counts) for _ in range(c)]
+        tree_base = [nodes[t] - nodes[t] % n if disjoint else 0 for t in targets]
+        nodes, local = id_map_reference(nodes, [b + v for b, v in zip(tree_base, nbr.tolist())])
+        row += local
+        col += targets
+        edge_ids += (graph.eid[pos] if graph.eid is not None else pos).tolist()
+        node_counts.append(len(nodes) - frontier_end)
+        edge_counts.append(len(local))
+        frontier_begin = 0 if layerwise else frontier_end
+    node_ids = [k % n if disjoint else k for k in nodes]
+    degree = graph.in_degrees()
+    return dict(nodes=node_ids, node_counts=node_counts, row=row, col=col, edge_ids=edge_ids,
+                edge_counts=edge_counts, seed_local=seed_local,
+                in_degrees=[int(degree[v]) for v in node_ids],
+                tree=[k // n for k in nodes] if disjoint else [])

@@ -56,5 +56,5 @@ def test_dgl_sampler_benchmark_runs_and_writes_json(tmp_path):
     if written["environment"]["dgl"] == "not installed":
         assert samplers == {"pyg-dropin-cpu"} and written["skipped"][0]["rows"] == "dgl"
     else:
-        assert samplers == {"dgl", "fastgl"}
+        assert samplers == {"dgl", "fastgl-dgl", "fastgl", "torch"}
     assert all(row["batches_per_s"] > 0 and row["edges_per_batch"] > 0 for row in written["rows"])

@@ -44,6 +44,21 @@ def _sample_args():
     ]
 
 
+def _sample_hops_args():
+    seeds = torch.randint(0, 40, (12,), generator=torch.Generator().manual_seed(4))
+    two_batches = torch.tensor([0, 5, 12])
+    g64, g32, gw = _graph(), _graph(torch.int32), _graph(weighted=True)
+    return [
+        (g64.indptr, g64.indices, None, g64.eid, seeds, two_batches, [3, 2], False, False, False, 7),
+        (g64.indptr, g64.indices, None, None, seeds, two_batches, [2, -1], True, True, False, -3),
+        (g32.indptr, g32.indices, None, g32.eid, seeds, two_batches, [4], False, False, True, 1),
+        (gw.indptr, gw.indices, gw.weight, gw.eid, seeds, torch.tensor([0, 12]), [2, 2], False,
+         False, False, 5),
+        (g64.indptr, g64.indices, None, None, seeds[:0], torch.tensor([0]), [3], False, False,
+         False, 0),
+    ]
+
+
 def _id_map_args():
     return [
         (torch.tensor([5, 3]), torch.tensor([3, 7, 7, 5])),
@@ -160,6 +175,12 @@ def test_opcheck_sample_neighbors(args):
 
 
 @needs_opcheck
+@pytest.mark.parametrize("args", _sample_hops_args())
+def test_opcheck_sample_hops(args):
+    opcheck(torch.ops.fastgl.sample_hops.default, args, test_utils=DATA_DEPENDENT_UTILS)
+
+
+@needs_opcheck
 @pytest.mark.parametrize("args", _id_map_args())
 def test_opcheck_id_map(args):
     opcheck(torch.ops.fastgl.id_map.default, args, test_utils=DATA_DEPENDENT_UTILS)
@@ -186,7 +207,8 @@ def test_fake_kernels_match_real_metadata():
 
     cases = [(torch.ops.fastgl.csc_from_coo.default, a) for a in _csc_args()] + \
             [(torch.ops.fastgl.sample_neighbors.default, a) for a in _sample_args()] + \
-            [(torch.ops.fastgl.id_map.default, a) for a in _id_map_args()]
+            [(torch.ops.fastgl.id_map.default, a) for a in _id_map_args()] + \
+            [(torch.ops.fastgl.sample_hops.default, a) for a in _sample_hops_args()]
     for op, args in cases:
         real = op(*args)
         with FakeTensorMode(shape_env=ShapeEnv()) as mode:
@@ -195,9 +217,10 @@ def test_fake_kernels_match_real_metadata():
         assert len(fake) == len(real)
         for f, r in zip(fake, real):
             assert f.dtype == r.dtype, (op, f.dtype, r.dtype)
-            assert f.dim() == r.dim() == 1
-            if isinstance(f.shape[0], int):  # sizes known without the data must be right
-                assert f.shape[0] == r.shape[0], (op, f.shape, r.shape)
+            assert f.dim() == r.dim()
+            for fake_size, real_size in zip(f.shape, r.shape):
+                if isinstance(fake_size, int):  # sizes known without the data must be right
+                    assert fake_size == real_size, (op, f.shape, r.shape)
 
 
 def _compiled_body(prefix, ids, indptr, indices, transits, weight):

@@ -22,19 +22,15 @@ constexpr const char* kBadIndptrError =
     "indptr is not a valid CSC offset array (it must start at 0, never decrease and end at "
     "len(indices)); build graphs with fastgl.CSCGraph, which checks this";
 
-inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Tensor& indices,
-                                          const c10::optional<at::Tensor>& weight,
-                                          const at::Tensor& transits, int64_t fanout) {
-  constexpr const char* op = "sample_neighbors";
+// The sampled graph's CSC arrays, as every sampling op takes them: int64 `indptr` with at least
+// one entry, int32/int64 `indices`, and optional float32/float64 per-edge `weight`, one device.
+inline void check_csc_inputs(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
+                             const c10::optional<at::Tensor>& weight) {
   check_dim(op, "indptr", indptr, 1);
   check_dtype(op, "indptr", indptr, at::kLong);
   FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_nodes + 1 >= 1 entries");
   check_index_vector(op, "indices", indices);
-  check_index_vector(op, "transits", transits);
-  check_dtype(op, "transits", transits, at::kLong);
   check_same_device(op, "indices", indices, "indptr", indptr);
-  check_same_device(op, "transits", transits, "indptr", indptr);
-  FASTGL_CHECK(fanout >= -1, op, "fanout must be -1 (all neighbors) or >= 0, got ", fanout);
   if (weight.has_value()) {
     check_dim(op, "weight", *weight, 1);
     FASTGL_CHECK(weight->scalar_type() == at::kFloat || weight->scalar_type() == at::kDouble, op,
@@ -43,7 +39,38 @@ inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Te
                  " entries but the graph has ", indices.numel(), " edges");
     check_same_device(op, "weight", *weight, "indptr", indptr);
   }
+}
+
+inline void check_fanout(const char* op, int64_t fanout) {
+  FASTGL_CHECK(fanout >= -1, op, "fanout must be -1 (all neighbors) or >= 0, got ", fanout);
+}
+
+inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Tensor& indices,
+                                          const c10::optional<at::Tensor>& weight,
+                                          const at::Tensor& transits, int64_t fanout) {
+  constexpr const char* op = "sample_neighbors";
+  check_csc_inputs(op, indptr, indices, weight);
+  check_index_vector(op, "transits", transits);
+  check_dtype(op, "transits", transits, at::kLong);
+  check_same_device(op, "transits", transits, "indptr", indptr);
+  check_fanout(op, fanout);
   check_ids_in_range(op, "transits", transits, indptr.numel() - 1);
+}
+
+// Calls `kernel(index_t{}, weight)` with the index type of `indices` and `weight` as a typed
+// pointer into the (contiguous) weights: a null `const float*` when unweighted.
+template <typename Kernel>
+auto dispatch_csc_types(const at::Tensor& indices, const at::Tensor& weight_contiguous,
+                        Kernel kernel) {
+  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_csc", [&] {
+    if (!weight_contiguous.defined()) {
+      return kernel(index_t{}, static_cast<const float*>(nullptr));
+    }
+    return AT_DISPATCH_FLOATING_TYPES(weight_contiguous.scalar_type(), "sample_csc", [&] {
+      return kernel(index_t{},
+                    static_cast<const scalar_t*>(weight_contiguous.data_ptr<scalar_t>()));
+    });
+  });
 }
 
 // The part of the op both backends share: check the inputs, make them contiguous, pick the
@@ -60,17 +87,18 @@ SampleResult dispatch_sample_neighbors(const at::Tensor& indptr, const at::Tenso
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
   const at::Tensor transits_c = transits.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
-  return AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sample_neighbors", [&] {
-    if (!weight_c.defined()) {
-      return kernel(index_t{}, static_cast<const float*>(nullptr), indptr_c, indices_c,
-                    transits_c, cfg);
-    }
-    return AT_DISPATCH_FLOATING_TYPES(weight_c.scalar_type(), "sample_neighbors", [&] {
-      return kernel(index_t{}, static_cast<const scalar_t*>(weight_c.data_ptr<scalar_t>()),
-                    indptr_c, indices_c, transits_c, cfg);
-    });
+  return dispatch_csc_types(indices_c, weight_c, [&](auto index_tag, auto weight_ptr) {
+    return kernel(index_tag, weight_ptr, indptr_c, indices_c, transits_c, cfg);
   });
 }
 
+#ifdef FASTGL_WITH_CUDA
+// The transit-parallel CUDA engine for other ops: pair p draws from Philox stream streams[p]
+// (int64 [P], read as unsigned). Inputs are contiguous and checked by the caller (transits in
+// range); `weight` is undefined when unweighted.
+SampleResult sample_pairs_cuda(const at::Tensor& indptr, const at::Tensor& indices,
+                               const at::Tensor& weight, const at::Tensor& transits,
+                               const at::Tensor& streams, const DrawConfig& cfg);
+#endif
 
 }  // namespace fastgl::sampling

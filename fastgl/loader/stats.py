@@ -14,8 +14,10 @@ class BatchRecord:
     """Measurements of one mini-batch.
 
     Attributes:
-        sample_s: drawing neighbors (the batch's share of each hop's kernel call).
-        idmap_s: relabeling with Fused-Map.
+        sample_s: sampling (the batch's share of its window's one compiled sampling call, which
+            draws the neighbors and relabels them with Fused-Map in one pass per hop).
+        idmap_s: relabeling outside sampling: 0 with fastgl's samplers, whose Fused-Map runs
+            inside the sampling pass (kept for pipelines with a separate relabel step).
         reorder_s: the batch's share of its window's match-degree matrix and greedy order.
         load_s: assembling the feature buffer (Match, cache, gather and host-to-device copy).
         compute_s: what the caller marked with :meth:`DataLoader.compute`.

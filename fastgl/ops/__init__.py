@@ -1,11 +1,11 @@
 """fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
 
 from ._kernels import (csc_from_coo, es_spmm_rows, gather_rows, id_map, match, overlap_counts,
-                       sample_neighbors, sddmm, spmm)
+                       sample_hops, sample_neighbors, sddmm, spmm)
 
 __all__ = ["aggregate", "csc_from_coo", "edge_softmax", "es_spmm", "es_spmm_rows", "gat_scores",
            "gather_rows", "id_map", "match", "neighbor_sample", "overlap_counts",
-           "sample_neighbors", "sddmm", "spmm"]
+           "sample_hops", "sample_neighbors", "sddmm", "spmm"]
 
 
 def __getattr__(name):

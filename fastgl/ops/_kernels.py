@@ -4,7 +4,7 @@ These are the building blocks; most users want :func:`fastgl.ops.neighbor_sample
 samplers in :mod:`fastgl.sampling` instead.
 """
 
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -53,6 +53,60 @@ def sample_neighbors(
     """
     return torch.ops.fastgl.sample_neighbors(indptr, indices, weight, transits, fanout, replace,
                                              seed)
+
+
+class HopsSample(NamedTuple):
+    """What :func:`sample_hops` returns; see there."""
+
+    nodes: Tensor
+    node_counts: Tensor
+    row: Tensor
+    col: Tensor
+    edge_ids: Tensor
+    edge_counts: Tensor
+    seed_local: Tensor
+    in_degrees: Tensor
+    tree: Tensor
+
+
+def sample_hops(
+    indptr: Tensor,
+    indices: Tensor,
+    seeds: Tensor,
+    seed_ptr: Tensor,
+    fanouts: Sequence[int],
+    *,
+    replace: bool = False,
+    weight: Optional[Tensor] = None,
+    eid: Optional[Tensor] = None,
+    layerwise: bool = False,
+    disjoint: bool = False,
+    seed: int = 0,
+) -> HopsSample:
+    """Every hop of neighbor sampling for a window of batches, each hop one fused compiled pass
+    that draws, relabels (FastGL's Fused-Map) and gathers edge ids.
+
+    Batch ``b`` grows from ``seeds[seed_ptr[b]:seed_ptr[b+1]]``. Its nodes get local ids: the
+    distinct seeds, then the nodes new at each hop, in first-occurrence order. At hop ``h`` each
+    node new at hop ``h-1`` (every node so far with ``layerwise=True``, DGL's semantics) draws
+    ``fanouts[h]`` in-edges as :func:`sample_neighbors` with ``seed=hop_key(seed, h)`` would,
+    its draws numbered ``(b << 40) | p`` for the batch's ``p``-th transit (so batch 0 draws what
+    :func:`sample_neighbors` draws). ``disjoint=True`` grows one tree per seed.
+
+    Returns:
+        a :class:`HopsSample`, batch-major: ``nodes`` (graph ids), ``node_counts [B, L+1]``,
+        ``row``/``col`` (local source and target of every drawn edge), ``edge_ids`` (``eid`` of
+        each edge's CSC slot, or the slot), ``edge_counts [B, L]``, ``seed_local`` (local id of
+        every seed), ``in_degrees`` (of every node in the graph) and ``tree`` (disjoint: the
+        seed each node's tree grows from; else empty).
+
+    Example:
+        >>> out = sample_hops(g.indptr, g.indices, seeds, torch.tensor([0, len(seeds)]), [10, 5])
+        >>> out.nodes[: out.node_counts[0, 0]]     # the distinct seeds
+    """
+    return HopsSample(*torch.ops.fastgl.sample_hops(indptr, indices, weight, eid, seeds, seed_ptr,
+                                                    list(fanouts), replace, layerwise, disjoint,
+                                                    seed))
 
 
 def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
@@ -220,6 +274,19 @@ def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, s
     total = new_dynamic_size()
     return (transits.new_empty(transits.shape[0] + 1), transits.new_empty(total),
             transits.new_empty(total))
+
+
+@register_fake("fastgl::sample_hops")
+def _sample_hops_fake(indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace, layerwise,
+                      disjoint, seed):
+    num_batches, num_hops = seed_ptr.shape[0] - 1, len(fanouts)
+    num_nodes, num_edges = new_dynamic_size(), new_dynamic_size()
+    nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
+    edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
+    tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
+    return (nodes, seeds.new_empty(num_batches, num_hops + 1, dtype=torch.int64), *edges,
+            seeds.new_empty(num_batches, num_hops, dtype=torch.int64),
+            seeds.new_empty(seeds.shape[0], dtype=torch.int64), torch.empty_like(nodes), tree)
 
 
 @register_fake("fastgl::match")

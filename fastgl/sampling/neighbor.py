@@ -1,12 +1,13 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
+import itertools
 import time
 from typing import List, Optional, Sequence
 
 import torch
 
 from ..graph import CSCGraph
-from ..ops._kernels import id_map, sample_neighbors
+from ..ops._kernels import sample_hops
 from .subgraph import SampledSubgraph
 
 Tensor = torch.Tensor
@@ -55,17 +56,18 @@ class NeighborSampler:
     def sample_batches(self, seed_batches: Sequence[Tensor],
                        generator: Optional[torch.Generator] = None,
                        timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
-        """Samples one subgraph per seed tensor, all batches in one pass per hop.
+        """Samples one subgraph per seed tensor, all batches in one compiled call.
 
         Nodes are deduplicated within each batch, never across batches; each result has the
-        layout and distribution of :meth:`sample` on that batch (with other random draws). All
-        batches' (batch, transit) pairs go to one kernel call per hop, which the CUDA engine
-        groups by transit so a shared transit's adjacency is read once. On the CPU it runs about as
-        fast as calling :meth:`sample` per batch (see ``benchmarks/sampling.py``).
+        layout and distribution of :meth:`sample` on that batch. The first batch draws exactly
+        what :meth:`sample` draws with the same generator state; the others draw from random
+        streams of their own. On the CPU, a window of at least as many batches as threads
+        samples one batch per thread.
 
-        ``timings``, when given, receives one dict per batch with the seconds spent drawing
-        neighbors (``"sample_s"``: each hop's one kernel call, shared out by the batches' numbers
-        of frontier nodes) and relabeling them with Fused-Map (``"idmap_s"``).
+        ``timings``, when given, receives one dict per batch with the seconds spent sampling
+        (``"sample_s"``: the call's time shared out by the batches' numbers of sampled edges;
+        it includes the Fused-Map relabeling, which runs inside the same pass, so
+        ``"idmap_s"`` is 0).
         """
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
@@ -114,100 +116,43 @@ def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
 
 
 def hop_key(key: int, hop: int) -> int:
-    """Distinct per-hop key, as a signed int64 for the op schema."""
+    """Distinct per-hop key, as a signed int64 for the op schema (the compiled ops derive the
+    same keys from ``key``)."""
     mixed = (key + (hop + 1) * _KEY_STEP) & ((1 << 64) - 1)
     return mixed - (1 << 64) if mixed >= 1 << 63 else mixed
 
 
-class _BatchSample:
-    """One mini-batch being sampled: its nodes so far and its edges hop by hop.
-
-    Nodes are tracked as keys: the node id itself, or in disjoint mode ``tree * N + node`` (one
-    tree per seed), so that one Fused-Map call deduplicates within trees and never across them.
-    """
-
-    def __init__(self, seeds: Tensor, disjoint_nodes: Optional[int] = None) -> None:
-        self.tree_stride = disjoint_nodes
-        if disjoint_nodes is not None:
-            if seeds.numel() and seeds.numel() * disjoint_nodes >= 1 << 63:
-                raise ValueError(f"neighbor_sample: disjoint sampling of {seeds.numel()} seeds on "
-                                 f"{disjoint_nodes} nodes overflows int64 node keys")
-            trees = torch.arange(seeds.numel(), device=seeds.device)
-            seeds = trees * disjoint_nodes + seeds
-        self.nodes, self.seed_index = id_map(seeds.new_empty(0), seeds)
-        self.frontier_start = 0  # the nodes new at the last hop are nodes[frontier_start:]
-        self.rows: List[Tensor] = []
-        self.cols: List[Tensor] = []
-        self.eids: List[Tensor] = []
-        self.num_sampled_nodes = [self.nodes.numel()]
-
-    def frontier(self) -> Tensor:
-        """Graph node ids of the nodes new at the last hop."""
-        return self._node_ids(self.nodes[self.frontier_start:])
-
-    def _node_ids(self, keys: Tensor) -> Tensor:
-        return keys if self.tree_stride is None else keys % self.tree_stride
-
-    def add_hop(self, neighbors: Tensor, eid: Tensor, per_transit: Tensor) -> None:
-        """Adds the edges drawn for the frontier: ``per_transit[i]`` for frontier node ``i``."""
-        old = self.nodes.numel()
-        frontier_local = torch.arange(self.frontier_start, old, device=neighbors.device)
-        frontier_of_edge = torch.repeat_interleave(frontier_local, per_transit,
-                                                   output_size=neighbors.numel())
-        self.cols.append(frontier_of_edge)
-        if self.tree_stride is not None:  # a neighbor joins the tree of the node it was drawn for
-            tree_base = self.nodes[frontier_of_edge] // self.tree_stride * self.tree_stride
-            neighbors = tree_base + neighbors
-        self.nodes, local = id_map(self.nodes, neighbors)
-        self.rows.append(local)
-        self.eids.append(eid)
-        self.num_sampled_nodes.append(self.nodes.numel() - old)
-        self.frontier_start = old
-
-    def result(self, indptr: Tensor) -> SampledSubgraph:
-        empty = self.nodes.new_empty(0)
-        row, col, eid = (torch.cat(parts) if parts else empty
-                         for parts in (self.rows, self.cols, self.eids))
-        nodes = self._node_ids(self.nodes)
-        batch = None if self.tree_stride is None else self.nodes // self.tree_stride
-        return SampledSubgraph(nodes=nodes, row=row, col=col, eid=eid,
-                               num_sampled_nodes=self.num_sampled_nodes,
-                               num_sampled_edges=[r.numel() for r in self.rows],
-                               seed_index=self.seed_index,
-                               in_degrees=indptr[nodes + 1] - indptr[nodes], batch=batch)
+def as_op_key(key: int) -> int:
+    """``key`` as the signed int64 the op schema takes."""
+    return key - (1 << 64) if key >= 1 << 63 else key
 
 
 def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor], key: int,
                     timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
-    """All batches' frontiers go to one sampling call per hop (pairs batch-major, so the CUDA
-    engine can group every batch's pairs by transit); relabeling stays per batch, whose small
-    tables stay in cache."""
+    """One compiled call samples every hop of every batch (fastgl::sample_hops), then the flat
+    outputs are cut into one subgraph per batch."""
     graph = sampler.graph
-    weight = graph.weight if sampler.weighted else None
-    disjoint_nodes = graph.num_nodes if sampler.disjoint else None
-    batches = [_BatchSample(seeds, disjoint_nodes) for seeds in seed_batches]
-    for hop, fanout in enumerate(sampler.fanouts):
-        frontiers = [b.frontier() for b in batches]
-        start = time.perf_counter()
-        ptr, neighbors, edge_pos = sample_neighbors(
-            graph.indptr, graph.indices, torch.cat(frontiers), fanout,
-            replace=sampler.replace, weight=weight, seed=hop_key(key, hop))
-        eid = graph.eid.index_select(0, edge_pos) if graph.eid is not None else edge_pos
-        per_transit = ptr[1:] - ptr[:-1]
-        pair_bounds = [0]
-        for frontier in frontiers:
-            pair_bounds.append(pair_bounds[-1] + frontier.numel())
-        edge_bounds = ptr[pair_bounds].tolist()
-        if timings is not None:
-            _share_out(timings, "sample_s", time.perf_counter() - start, pair_bounds)
-        for b, batch in enumerate(batches):
-            edges = slice(edge_bounds[b], edge_bounds[b + 1])
-            start = time.perf_counter()
-            batch.add_hop(neighbors[edges], eid[edges],
-                          per_transit[pair_bounds[b]:pair_bounds[b + 1]])
-            if timings is not None:
-                timings[b]["idmap_s"] += time.perf_counter() - start
-    return [b.result(graph.indptr) for b in batches]
+    sizes = [s.numel() for s in seed_batches]
+    seed_ptr = torch.tensor([0] + sizes, device=graph.device).cumsum(0)
+    start = time.perf_counter()
+    out = sample_hops(graph.indptr, graph.indices, torch.cat(seed_batches), seed_ptr,
+                      sampler.fanouts, replace=sampler.replace,
+                      weight=graph.weight if sampler.weighted else None, eid=graph.eid,
+                      disjoint=sampler.disjoint, seed=as_op_key(key))
+    node_counts, edge_counts = out.node_counts.tolist(), out.edge_counts.tolist()
+    if timings is not None:  # drawing and Fused-Map relabeling are one pass: all of it is sampling
+        _share_out(timings, "sample_s", time.perf_counter() - start,
+                   [0] + list(itertools.accumulate(sum(c) for c in edge_counts)))
+    node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
+    per_node = [t.split(node_sizes) for t in (out.nodes, out.in_degrees)]
+    per_edge = [t.split(edge_sizes) for t in (out.row, out.col, out.edge_ids)]
+    per_seed = out.seed_local.split(sizes)
+    per_tree = out.tree.split(node_sizes) if sampler.disjoint else [None] * len(sizes)
+    return [SampledSubgraph(nodes=per_node[0][b], row=per_edge[0][b], col=per_edge[1][b],
+                            eid=per_edge[2][b], num_sampled_nodes=node_counts[b],
+                            num_sampled_edges=edge_counts[b], seed_index=per_seed[b],
+                            in_degrees=per_node[1][b], batch=per_tree[b])
+            for b in range(len(sizes))]
 
 
 def _share_out(timings: List[dict], key: str, seconds: float, bounds: List[int]) -> None:

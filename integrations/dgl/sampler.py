@@ -7,6 +7,7 @@ and ids have the graph's idtype. Like DGL's sampler, every layer draws fresh nei
 its destination nodes (DGL's layer-wise semantics, not PyG's hop-wise one).
 """
 
+import itertools
 import weakref
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
@@ -15,8 +16,8 @@ import dgl
 import torch
 from dgl.dataloading import BlockSampler
 
-from fastgl.ops import id_map, sample_neighbors
-from fastgl.sampling.neighbor import draw_key, hop_key
+from fastgl.ops import sample_hops
+from fastgl.sampling.neighbor import as_op_key, draw_key
 
 Tensor = torch.Tensor
 
@@ -110,20 +111,21 @@ class NeighborSampler(BlockSampler):
         csc = self._graph_csc(g)
         device = csc.indptr.device
         output_device = self.output_device or seed_nodes.device
-        nodes = _distinct_seeds(seed_nodes.to(device=device, dtype=torch.int64))
+        seeds = seed_nodes.to(device=device, dtype=torch.int64)
         weight, restore = csc.weight, None
         if exclude_eids is not None and exclude_eids.numel():
             weight, restore = csc.excluding(exclude_eids.to(device=device, dtype=torch.int64))
-        key = draw_key(None, device)
-        blocks: List[dgl.DGLGraph] = []
         try:
-            for layer, fanout in enumerate(reversed(self.fanouts)):
-                block, nodes = _sample_block(csc, nodes, fanout, self.replace, weight,
-                                             hop_key(key, layer), g.idtype)
-                blocks.insert(0, block.to(output_device))
+            # Layer-wise: every layer's destinations (all nodes so far) draw anew, DGL's semantics.
+            sample = sample_hops(csc.indptr, csc.indices, seeds,
+                                 torch.tensor([0, seeds.numel()], device=device),
+                                 list(reversed(self.fanouts)), replace=self.replace,
+                                 weight=weight, eid=csc.eid, layerwise=True,
+                                 seed=as_op_key(draw_key(None, device)))
         finally:
             if restore is not None:
                 restore()
+        blocks = [block.to(output_device) for block in _blocks_of(sample, seeds, g.idtype)]
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nodes.to(output_device)
         return input_nodes, seed_nodes.to(output_device), blocks
 
@@ -182,25 +184,28 @@ def _build_csc(g: dgl.DGLGraph, data: Optional[Tensor], source, feature) -> _Gra
     return _GraphCSC(indptr.to(torch.int64), indices, eid, weight, source)
 
 
-def _distinct_seeds(seeds: Tensor) -> Tensor:
-    nodes, _ = id_map(seeds.new_empty(0), seeds)
-    if nodes.numel() != seeds.numel():
+def _blocks_of(sample, seeds: Tensor, idtype: torch.dtype) -> List[dgl.DGLGraph]:
+    """DGL blocks, input layer first, from a layer-wise ``sample_hops`` result of one batch:
+    the block of hop ``h`` has the nodes of hops ``< h`` as destinations (a prefix of the sources,
+    which add the nodes new at hop ``h``)."""
+    node_counts, edge_counts = sample.node_counts[0].tolist(), sample.edge_counts[0].tolist()
+    if node_counts[0] != seeds.numel():
         raise ValueError("fastgl NeighborSampler: seed_nodes contains duplicate ids")
-    return nodes
-
-
-def _sample_block(csc: _GraphCSC, dst_nodes: Tensor, fanout: int, replace: bool,
-                  weight: Optional[Tensor], key: int, idtype: torch.dtype):
-    """One layer: draw in-edges of every destination, relabel, and build the DGL block."""
-    ptr, neighbors, slots = sample_neighbors(csc.indptr, csc.indices, dst_nodes, fanout,
-                                             replace=replace, weight=weight, seed=key)
-    src_nodes, src_local = id_map(dst_nodes, neighbors)
-    # The draw is already a CSC over the destinations (ptr, local sources): DGL takes it as is.
-    no_edge_ids = ptr.new_empty(0).to(idtype)
-    block = dgl.create_block(("csc", (ptr.to(idtype), src_local.to(idtype), no_edge_ids)),
-                             num_src_nodes=src_nodes.numel(), num_dst_nodes=dst_nodes.numel(),
-                             idtype=idtype, device=ptr.device)
-    block.srcdata[dgl.NID] = src_nodes.to(idtype)
-    block.dstdata[dgl.NID] = dst_nodes.to(idtype)
-    block.edata[dgl.EID] = csc.eid[slots].to(idtype)
-    return block, src_nodes
+    node_ends = list(itertools.accumulate(node_counts))
+    edge_ends = [0] + list(itertools.accumulate(edge_counts))
+    nodes = sample.nodes.to(idtype)
+    no_edge_ids = nodes.new_empty(0)
+    blocks = []
+    for hop, (num_dst, num_src) in enumerate(zip(node_ends, node_ends[1:])):
+        edges = slice(edge_ends[hop], edge_ends[hop + 1])
+        # A hop's edges come grouped by destination in order: they are a CSC over them already.
+        per_dst = torch.bincount(sample.col[edges], minlength=num_dst)
+        ptr = torch.cat([per_dst.new_zeros(1), per_dst.cumsum(0)]).to(idtype)
+        block = dgl.create_block(("csc", (ptr, sample.row[edges].to(idtype), no_edge_ids)),
+                                 num_src_nodes=num_src, num_dst_nodes=num_dst, idtype=idtype,
+                                 device=nodes.device)
+        block.srcdata[dgl.NID] = nodes[:num_src]
+        block.dstdata[dgl.NID] = nodes[:num_dst]
+        block.edata[dgl.EID] = sample.edge_ids[edges].to(idtype)
+        blocks.insert(0, block)
+    return blocks

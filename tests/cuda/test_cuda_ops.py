@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import csc_from_coo, id_map, neighbor_sample, sample_neighbors
+from fastgl.ops import csc_from_coo, id_map, neighbor_sample, sample_hops, sample_neighbors
 from fastgl.sampling.neighbor import _sample_batches
 from reference import (assert_same_subgraph, check_neighbor_sample, id_map_reference,
                        random_edge_index, random_weights)
@@ -139,6 +139,36 @@ def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
             assert_same_subgraph(g, e)
             check_neighbor_sample(g, edge_index, NUM_NODES, batch, fanouts, replace=replace,
                                   edge_weight=weight)
+
+
+@pytest.mark.parametrize("layerwise,disjoint", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("weight_dtype", [None, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
+    """The fused op, every output, for a window with repeated, hub, empty and isolated seeds."""
+    _, _, cpu, gpu = _graph(dtype, weight_dtype)
+    batches = [torch.tensor([HUB, 3, 3, 4000]), torch.randint(0, NUM_NODES, (300,), generator=_gen(5)),
+               torch.empty(0, dtype=torch.long), torch.tensor([BIG, HOT, EMPTY])]
+    seeds = torch.cat(batches)
+    seed_ptr = torch.tensor([0] + [b.numel() for b in batches]).cumsum(0)
+    fanouts = [3, 2] if layerwise else [15, 10, 5]
+    for eid in (True, False):
+        for replace in (False, True):
+            outs = [sample_hops(g.indptr, g.indices, seeds.to(g.device), seed_ptr.to(g.device),
+                                fanouts, replace=replace, weight=g.weight,
+                                eid=g.eid if eid else None, layerwise=layerwise,
+                                disjoint=disjoint, seed=-12345)
+                    for g in (cpu, gpu)]
+            for name, r, c in zip(outs[0]._fields, *outs):
+                assert c.is_cuda and torch.equal(c.cpu(), r), (name, replace, eid)
+
+
+def test_sample_hops_cuda_bad_indices_raise_not_crash():
+    _, _, _, gpu = _graph(torch.int64, None)
+    broken = gpu.indices.clone().fill_(NUM_NODES + 3)
+    with pytest.raises(RuntimeError, match="sample_hops: indices id"):
+        sample_hops(gpu.indptr, broken, torch.tensor([HUB], device="cuda"),
+                    torch.tensor([0, 1], device="cuda"), [2, 2])
 
 
 def test_neighbor_sampler_cuda_generator():

@@ -18,6 +18,7 @@ constexpr int64_t kKeysPerShard = 1 << 14;  // table of 32K slots x 16 bytes: fi
 constexpr int64_t kShardGrain = 1 << 14;
 
 // Open addressing, linear probing; a slot holds a key and the first position recorded for it.
+// The table doubles when it gets over half full, so it may start small.
 class IdTable {
  public:
   explicit IdTable(int64_t num_keys)
@@ -30,6 +31,7 @@ class IdTable {
       if (slot.key == key) return slot.first;
       if (slot.key == kEmptyKey) {
         slot = Slot{key, position};
+        if (2 * ++size_ > static_cast<int64_t>(mask_ + 1)) grow();
         return position;
       }
     }
@@ -44,12 +46,29 @@ class IdTable {
     }
   }
 
+  // Starts loading the slot a later lookup of `hash` will probe first.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+
  private:
   struct Slot {  // key and position side by side: one cache line per probe
     int64_t key, first;
   };
+
+  void grow() {
+    std::vector<Slot> old(2 * (mask_ + 1), Slot{kEmptyKey, 0});
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.key == kEmptyKey) continue;
+      uint64_t i = hash_id(slot.key) & mask_;
+      while (slots_[i].key != kEmptyKey) i = (i + 1) & mask_;
+      slots_[i] = slot;
+    }
+  }
+
   uint64_t mask_;
   std::vector<Slot> slots_;
+  int64_t size_ = 0;
 };
 
 // The keys of prefix and ids as one sequence: position p < P is prefix[p], else ids[p - P].

@@ -29,6 +29,7 @@ struct GraphView {
 };
 
 struct PairOutput {
+  const uint64_t* stream;  // Philox stream of each pair; null: pair p draws from stream p
   const int64_t* ptr;
   int64_t* neighbor;
   int64_t* edge_pos;
@@ -56,7 +57,8 @@ __device__ void emit_pair(const DrawConfig& cfg, int64_t p, int64_t start, int64
                           const index_t* source, const weight_t* weight, PairOutput out) {
   const int64_t first = out.ptr[p], count = out.ptr[p + 1] - first;
   int64_t* offsets = out.edge_pos + first;
-  draw_neighbor_offsets(cfg, static_cast<uint64_t>(p), weight, degree, count, offsets);
+  const uint64_t stream = out.stream ? out.stream[p] : static_cast<uint64_t>(p);
+  draw_neighbor_offsets(cfg, stream, weight, degree, count, offsets);
   for (int64_t j = 0; j < count; ++j) {
     const int64_t offset = offsets[j];
     out.neighbor[first + j] = static_cast<int64_t>(source[offset]);
@@ -120,7 +122,7 @@ __global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
 template <typename index_t, typename weight_t>
 SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
                           const at::Tensor& indices, const at::Tensor& transits,
-                          const DrawConfig& cfg) {
+                          const DrawConfig& cfg, const uint64_t* streams) {
   const c10::cuda::CUDAGuard device_guard(indptr.device());
   const int64_t num_pairs = transits.numel();
   const GraphView<index_t, weight_t> g{indptr.data_ptr<int64_t>(), indices.data_ptr<index_t>(),
@@ -147,7 +149,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
 
   const TransitSchedule schedule =
       schedule_by_transit(transits, kMinBlockTierPairs, kThreadsPerBlock);
-  const PairOutput out{ptr.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>(),
+  const PairOutput out{streams, ptr.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>(),
                        edge_pos.data_ptr<int64_t>()};
   const int64_t thread_tier_pairs = schedule.thread_tier.numel();
   if (thread_tier_pairs > 0) {
@@ -177,8 +179,18 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
   return dispatch_sample_neighbors(
       indptr, indices, weight, transits, fanout, replace, seed,
       [](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        return sample_typed<decltype(index_tag)>(weight, tensors_and_config...);
+        return sample_typed<decltype(index_tag)>(weight, tensors_and_config..., nullptr);
       });
+}
+
+SampleResult sample_pairs_cuda(const at::Tensor& indptr, const at::Tensor& indices,
+                               const at::Tensor& weight, const at::Tensor& transits,
+                               const at::Tensor& streams, const DrawConfig& cfg) {
+  const auto* stream_ptr = reinterpret_cast<const uint64_t*>(streams.data_ptr<int64_t>());
+  return dispatch_csc_types(indices, weight, [&](auto index_tag, auto weight_ptr) {
+    return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg,
+                                             stream_ptr);
+  });
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_neighbors", &sample_neighbors_cuda); }

@@ -1,0 +1,151 @@
+// sample_hops: every hop of multi-hop neighbor sampling for a window of mini-batches, each hop
+// one fused pass that draws the neighbors, relabels them (FastGL's Fused-Map, papers/001 §4)
+// and gathers their edge ids: no separate unique, sort, search or mask compaction.
+//
+// Batch b's seeds are seeds[seed_ptr[b] .. seed_ptr[b+1]). Its nodes are numbered locally: the
+// distinct seeds in first-occurrence order, then the nodes new at hop 1, hop 2, ..., each in
+// first-occurrence order. At hop h the batch's transits are the nodes new at hop h-1
+// (hop-wise, PyG's NeighborLoader), or every node so far (`layerwise`, DGL's NeighborSampler:
+// a layer's destinations are the prefix of its sources). Each transit draws `fanouts[h]`
+// in-edges exactly as `sample_neighbors` does, with Philox key hop_key(seed, h) and stream
+// (b << 40) | p for the batch's p-th transit, so batch 0 draws what `sample_neighbors` would.
+// `disjoint`: every seed grows its own tree; nodes are shared by no two trees (PyG's
+// disjoint=True).
+//
+// Returns, batch-major (batch 0's nodes, then batch 1's, ...; edges likewise, hop by hop):
+//   nodes       int64 [sum n_b]  graph node id of every local node
+//   node_counts int64 [B, L+1]   nodes new at each hop (seeds first)
+//   row         int64 [sum e_b]  local id of each drawn neighbor (the message source)
+//   col         int64 [sum e_b]  local id of the transit it was drawn for
+//   edge_ids    int64 [sum e_b]  eid[slot] of each drawn edge (the slot itself without eid)
+//   edge_counts int64 [B, L]     edges drawn at each hop
+//   seed_local  int64 [len(seeds)] local id of every given seed (repeats share one)
+//   in_degrees  int64 [sum n_b]  in-degree of every node in the graph
+//   tree        int64 [sum n_b]  disjoint: the seed (position in its batch) of each node's
+//                                tree; empty otherwise
+#pragma once
+
+#include "sampling/sample_neighbors.h"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+namespace fastgl::sampling {
+
+using HopsResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
+                              at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+// Per-hop Philox key: the golden-ratio increment of splitmix64 (fastgl.sampling.neighbor.hop_key
+// derives the same keys in Python).
+constexpr uint64_t kHopKeyStep = 0x9E3779B97F4A7C15ULL;
+C10_HOST_DEVICE inline uint64_t hop_key(uint64_t key, int64_t hop) {
+  return key + static_cast<uint64_t>(hop + 1) * kHopKeyStep;
+}
+
+// Pair p of batch b draws from Philox stream (b << kBatchStreamShift) | p.
+constexpr int kBatchStreamShift = 40;
+C10_HOST_DEVICE inline uint64_t pair_stream(int64_t batch, int64_t pair) {
+  return (static_cast<uint64_t>(batch) << kBatchStreamShift) | static_cast<uint64_t>(pair);
+}
+
+struct HopsConfig {
+  std::vector<int64_t> fanouts;
+  bool replace;
+  bool layerwise;
+  bool disjoint;
+  uint64_t key;
+
+  DrawConfig hop(int64_t h) const {
+    return DrawConfig{fanouts[h], replace, hop_key(key, h)};
+  }
+};
+
+constexpr const char* kHopsOp = "sample_hops";
+
+inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor& indices,
+                                     const c10::optional<at::Tensor>& weight,
+                                     const c10::optional<at::Tensor>& eid,
+                                     const at::Tensor& seeds, const at::Tensor& seed_ptr,
+                                     const HopsConfig& cfg) {
+  constexpr const char* op = kHopsOp;
+  check_csc_inputs(op, indptr, indices, weight);
+  if (eid.has_value()) {
+    check_dim(op, "eid", *eid, 1);
+    check_dtype(op, "eid", *eid, at::kLong);
+    FASTGL_CHECK(eid->numel() == indices.numel(), op, "eid has ", eid->numel(),
+                 " entries but the graph has ", indices.numel(), " edges");
+    check_same_device(op, "eid", *eid, "indptr", indptr);
+  }
+  check_index_vector(op, "seeds", seeds);
+  check_same_device(op, "seeds", seeds, "indptr", indptr);
+  check_dim(op, "seed_ptr", seed_ptr, 1);
+  check_dtype(op, "seed_ptr", seed_ptr, at::kLong);
+  FASTGL_CHECK(seed_ptr.numel() >= 1, op, "seed_ptr must have num_batches + 1 >= 1 entries");
+  FASTGL_CHECK(seed_ptr.numel() - 1 < (int64_t{1} << (63 - kBatchStreamShift)), op,
+               "too many batches in one call: ", seed_ptr.numel() - 1);
+  for (int64_t fanout : cfg.fanouts) check_fanout(op, fanout);
+  check_ids_in_range(op, "seeds", seeds, indptr.numel() - 1);
+}
+
+// seed_ptr (read on the host) must run from 0 to len(seeds) without decreasing; in disjoint
+// mode the node keys tree * num_nodes + node of the largest batch must fit in int64.
+inline void check_seed_offsets(const int64_t* seed_ptr, int64_t num_batches, int64_t num_seeds,
+                               int64_t num_nodes, bool disjoint) {
+  constexpr const char* op = kHopsOp;
+  FASTGL_CHECK(seed_ptr[0] == 0 && seed_ptr[num_batches] == num_seeds, op,
+               "seed_ptr must run from 0 to len(seeds) = ", num_seeds, ", got ", seed_ptr[0],
+               " to ", seed_ptr[num_batches]);
+  for (int64_t b = 0; b < num_batches; ++b) {
+    const int64_t size = seed_ptr[b + 1] - seed_ptr[b];
+    FASTGL_CHECK(size >= 0, op, "seed_ptr must never decrease, but entry ", b + 1, " is ",
+                 seed_ptr[b + 1], " < ", seed_ptr[b]);
+    FASTGL_CHECK(!disjoint || num_nodes == 0 || size <= INT64_MAX / num_nodes, op,
+                 "disjoint sampling of ", size, " seeds on ", num_nodes,
+                 " nodes overflows int64 node keys");
+  }
+}
+
+// The op's arguments after the shared checks: contiguous, seeds as int64, optional tensors
+// undefined when absent. Both backends start here.
+struct HopsInputs {
+  HopsConfig cfg;
+  at::Tensor indptr, indices, weight, eid, seeds, seed_ptr;
+};
+
+inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor& indices,
+                                      const c10::optional<at::Tensor>& weight,
+                                      const c10::optional<at::Tensor>& eid,
+                                      const at::Tensor& seeds, const at::Tensor& seed_ptr,
+                                      at::IntArrayRef fanouts, bool replace, bool layerwise,
+                                      bool disjoint, int64_t seed) {
+  HopsConfig cfg{fanouts.vec(), replace, layerwise, disjoint, static_cast<uint64_t>(seed)};
+  check_sample_hops_inputs(indptr, indices, weight, eid, seeds, seed_ptr, cfg);
+  auto contiguous_or_undefined = [](const c10::optional<at::Tensor>& t) {
+    return t.has_value() ? t->contiguous() : at::Tensor();
+  };
+  return {std::move(cfg),         indptr.contiguous(),
+          indices.contiguous(),   contiguous_or_undefined(weight),
+          contiguous_or_undefined(eid), seeds.to(at::kLong).contiguous(),
+          seed_ptr.contiguous()};
+}
+
+// The op's entry point for a backend's `run`, registered as &sample_hops_entry<run>.
+template <HopsResult (*run)(const HopsInputs&)>
+HopsResult sample_hops_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                             const c10::optional<at::Tensor>& weight,
+                             const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
+                             const at::Tensor& seed_ptr, at::IntArrayRef fanouts, bool replace,
+                             bool layerwise, bool disjoint, int64_t seed) {
+  return run(prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace,
+                                 layerwise, disjoint, seed));
+}
+
+inline void check_frontier_size(int64_t num_pairs) {
+  FASTGL_CHECK(num_pairs < (int64_t{1} << kBatchStreamShift), kHopsOp, "a batch's hop has ",
+               num_pairs, " transits, more than the 2^40 the random streams number");
+}
+
+}  // namespace fastgl::sampling
