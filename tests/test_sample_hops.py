@@ -167,3 +167,19 @@ def test_signed_and_unsigned_keys_agree():
     assert batch_of(run(graph, [[1, 2, 3]], [3, 3], key=as_op_key(key)), 0) == \
         {k: v for k, v in sample_hops_reference(graph, [1, 2, 3], [3, 3], key).items()
          if k != "seed_local"}
+
+
+def test_bad_indices_found_while_other_threads_draw_raise():
+    """A malformed neighbor id found in one chunk while others are being drawn and relabeled
+    stops the whole pass with the error (no hang, no crash)."""
+    graph = CSCGraph.from_edge_index(random_edge_index(3000, 30000, seed=8), num_nodes=3000)
+    broken = graph.indices.clone()
+    broken[-100:] = 5000  # only the last nodes' in-edges, reached by a late chunk
+    seeds = torch.arange(3000)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(RuntimeError, match="sample_hops: indices has id 5000"):
+            sample_hops(graph.indptr, broken, seeds, torch.tensor([0, 3000]), [-1])
+    finally:
+        torch.set_num_threads(threads)

@@ -4,24 +4,26 @@
 // (nothing is re-inserted or re-sorted). A window of at least as many batches as threads runs a
 // batch per thread; fewer batches draw each hop's transits in parallel and relabel in order, so
 // the first-occurrence numbering is the sequential one whatever the thread count.
-#include "idmap/cpu/sharded_table.h"
+#include "common/ordered_pipeline.h"
+#include "idmap/cpu/growing_id_map.h"
 #include "sampling/neighbor_draw.h"
 #include "sampling/sample_hops.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
 
 namespace fastgl::sampling {
 namespace {
 
-using idmap::hash_id;
-using idmap::IdTable;
+using idmap::GrowingIdMap;
 
 constexpr int64_t kPairGrain = 256;
-// How far ahead the relabel pass prefetches table slots: enough lookups in flight to hide a
-// cache miss, few enough that the lines are still there when used.
+// How far ahead the gather of drawn edges prefetches `indices` and `eid`: enough misses in
+// flight to hide their latency, few enough that the lines are still there when used.
 constexpr int64_t kPrefetchDistance = 16;
 
 template <typename index_t, typename weight_t>
@@ -37,21 +39,39 @@ struct Csc {
   }
 };
 
-// One mini-batch being sampled: its node keys (node id, or tree * N + node when disjoint) in
-// local-id order, the table from key to local id, and its edges so far.
-struct BatchSample {
-  std::vector<int64_t> keys, row, col, edge_ids;
-  std::vector<int64_t> node_counts, edge_counts;
-  IdTable table;
-
-  explicit BatchSample(int64_t num_seeds) : table(num_seeds) {}
-
-  int64_t local_id(int64_t key) {
-    const int64_t next = static_cast<int64_t>(keys.size());
-    const int64_t local = table.find_or_insert(key, hash_id(key), next);
-    if (local == next) keys.push_back(key);
-    return local;
+// A vector whose resize leaves new elements uninitialized: edge arrays are sized first and then
+// written by the draws, and zero-filling them first would cost a pass over memory.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
   }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Buffer = std::vector<int64_t, UninitializedAllocator<int64_t>>;
+
+// A buffer handed to a tensor without a copy: the tensor owns it from then on.
+at::Tensor into_tensor(Buffer&& buffer, const at::TensorOptions& options) {
+  if (buffer.empty()) return at::empty({0}, options);
+  auto* owner = new Buffer(std::move(buffer));
+  return at::from_blob(
+      owner->data(), {static_cast<int64_t>(owner->size())},
+      [owner](void*) { delete owner; }, options);
+}
+
+// What a window of batches has sampled so far, in the op's output layout: batch-major edges
+// (each batch's hop by hop) and nodes, and the per-batch counts.
+struct WindowSample {
+  Buffer row, col, edge_ids, nodes, in_degrees, tree;
+  std::vector<int64_t> node_counts, edge_counts;  // [B][L+1] and [B][L], flattened
 };
 
 struct BatchInput {
@@ -66,37 +86,38 @@ class HopSampler {
  public:
   HopSampler(const Csc<index_t, weight_t>& g, const HopsConfig& cfg) : g_(g), cfg_(cfg) {}
 
-  BatchSample sample(const BatchInput& in) const {
-    BatchSample batch(in.num_seeds);
+  // Samples every hop of one batch, appending its edges and nodes to the window's.
+  void sample(const BatchInput& in, WindowSample& out) const {
+    GrowingIdMap nodes;
     for (int64_t i = 0; i < in.num_seeds; ++i) {
-      const int64_t key = cfg_.disjoint ? i * g_.num_nodes + in.seeds[i] : in.seeds[i];
-      in.seed_local[i] = batch.local_id(key);
+      in.seed_local[i] = cfg_.disjoint ? i * g_.num_nodes + in.seeds[i] : in.seeds[i];
     }
-    batch.node_counts.push_back(static_cast<int64_t>(batch.keys.size()));
+    nodes.relabel(in.seed_local, in.num_seeds);
+    out.node_counts.push_back(nodes.size());
     int64_t frontier_begin = 0;
     for (int64_t h = 0; h < static_cast<int64_t>(cfg_.fanouts.size()); ++h) {
-      const int64_t frontier_end = static_cast<int64_t>(batch.keys.size());
-      const int64_t first_edge = static_cast<int64_t>(batch.row.size());
-      draw(in.index, cfg_.hop(h), frontier_begin, frontier_end, batch);
-      relabel(first_edge, batch);
-      batch.node_counts.push_back(static_cast<int64_t>(batch.keys.size()) - frontier_end);
-      batch.edge_counts.push_back(static_cast<int64_t>(batch.row.size()) - first_edge);
+      const int64_t frontier_end = nodes.size();
+      const int64_t first_edge = static_cast<int64_t>(out.row.size());
+      draw_and_relabel(in.index, cfg_.hop(h), frontier_begin, frontier_end, nodes, out);
+      out.node_counts.push_back(nodes.size() - frontier_end);
+      out.edge_counts.push_back(static_cast<int64_t>(out.row.size()) - first_edge);
       frontier_begin = cfg_.layerwise ? 0 : frontier_end;
     }
-    return batch;
+    append_nodes(nodes.keys(), out);
   }
 
  private:
   int64_t node_of(int64_t key) const { return cfg_.disjoint ? key % g_.num_nodes : key; }
 
-  // Appends the edges the transits keys[begin, end) draw: row holds the neighbors' keys until
-  // relabel() turns them into local ids. Pairs run in parallel (inline inside a batch-parallel
-  // region); each writes its own slots behind a prefix sum of the draw counts.
-  void draw(int64_t batch_index, const DrawConfig& hop, int64_t begin, int64_t end,
-            BatchSample& batch) const {
+  // Appends the edges the transits keys[begin, end) draw, their sources relabeled (Fused-Map).
+  // Chunks of pairs are drawn in parallel, each into its own slots behind a prefix sum of the
+  // draw counts, while one thread relabels the drawn chunks in order (row holds a neighbor's
+  // key until then), so the first-occurrence numbering is the sequential one.
+  void draw_and_relabel(int64_t batch_index, const DrawConfig& hop, int64_t begin, int64_t end,
+                        GrowingIdMap& nodes, WindowSample& batch) const {
     const int64_t num_pairs = end - begin;
     check_frontier_size(num_pairs);
-    const int64_t* transit_key = batch.keys.data() + begin;
+    const int64_t* transit_key = nodes.keys().data() + begin;
     std::vector<int64_t> offset(num_pairs + 1, 0);
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
@@ -113,18 +134,30 @@ class HopSampler {
     for (auto* edges : {&batch.row, &batch.col, &batch.edge_ids}) {
       edges->resize(first + offset[num_pairs]);
     }
-    at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t p = lo; p < hi; ++p) {
-        draw_slots(pair_stream(batch_index, p), hop, node_of(transit_key[p]), first + offset[p],
-                   offset[p + 1] - offset[p], batch);
-      }
-      gather_sources(transit_key, begin, lo, hi, first, offset.data(), batch);
-    });
+    // The relabeling appends to the keys the transits point into: they are copied first.
+    const std::vector<int64_t> transits(transit_key, transit_key + num_pairs);
+    auto pairs_of = [&](int64_t chunk) {
+      return std::make_pair(chunk * kPairGrain, std::min(num_pairs, (chunk + 1) * kPairGrain));
+    };
+    produce_parallel_consume_in_order(
+        (num_pairs + kPairGrain - 1) / kPairGrain,
+        [&](int64_t chunk) {
+          const auto [lo, hi] = pairs_of(chunk);
+          for (int64_t p = lo; p < hi; ++p) {
+            draw_slots(pair_stream(batch_index, p), hop, node_of(transits[p]), first + offset[p],
+                       offset[p + 1] - offset[p], batch);
+          }
+          gather_sources(transits.data(), begin, lo, hi, first, offset.data(), batch);
+        },
+        [&](int64_t chunk) {
+          const auto [lo, hi] = pairs_of(chunk);
+          nodes.relabel(batch.row.data() + first + offset[lo], offset[hi] - offset[lo]);
+        });
   }
 
   // Pair `stream` draws `count` in-edges of transit t into edge_ids[first ..] as CSC slots.
   void draw_slots(uint64_t stream, const DrawConfig& hop, int64_t t, int64_t first, int64_t count,
-                  BatchSample& batch) const {
+                  WindowSample& batch) const {
     const int64_t start = g_.col_start[t];
     int64_t* slot = batch.edge_ids.data() + first;
     draw_neighbor_offsets(hop, stream, g_.weights_of(t), g_.col_start[t + 1] - start, count, slot);
@@ -136,7 +169,7 @@ class HopSampler {
   // `eid`, mostly cache misses; with every slot known up front they are prefetched a few edges
   // ahead, so many misses are in flight at once instead of one per pair.
   void gather_sources(const int64_t* transit_key, int64_t frontier_begin, int64_t lo, int64_t hi,
-                      int64_t first, const int64_t* offset, BatchSample& batch) const {
+                      int64_t first, const int64_t* offset, WindowSample& batch) const {
     int64_t* slot = batch.edge_ids.data();
     const int64_t end = first + offset[hi];
     for (int64_t p = lo; p < hi; ++p) {
@@ -158,90 +191,69 @@ class HopSampler {
     }
   }
 
-  // Fused-Map over the hop's neighbors in draw order: a key seen for the first time gets the
-  // next local id. Table slots are prefetched a few keys ahead, so misses overlap.
-  static void relabel(int64_t first_edge, BatchSample& batch) {
-    int64_t* key = batch.row.data();
-    const int64_t end = static_cast<int64_t>(batch.row.size());
-    for (int64_t j = first_edge; j < end; ++j) {
-      if (j + kPrefetchDistance < end) batch.table.prefetch(hash_id(key[j + kPrefetchDistance]));
-      key[j] = batch.local_id(key[j]);
-    }
+  // The batch's nodes as graph ids, with their in-degrees (and trees when disjoint).
+  void append_nodes(const std::vector<int64_t>& keys, WindowSample& out) const {
+    const int64_t first = static_cast<int64_t>(out.nodes.size());
+    const int64_t n = static_cast<int64_t>(keys.size());
+    out.nodes.resize(first + n);
+    out.in_degrees.resize(first + n);
+    if (cfg_.disjoint) out.tree.resize(first + n);
+    at::parallel_for(0, n, kPairGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t node = node_of(keys[i]);
+        out.nodes[first + i] = node;
+        out.in_degrees[first + i] = g_.col_start[node + 1] - g_.col_start[node];
+        if (cfg_.disjoint) out.tree[first + i] = keys[i] / g_.num_nodes;
+      }
+    });
   }
 
   const Csc<index_t, weight_t>& g_;
   const HopsConfig& cfg_;
 };
 
-template <typename T>
-void copy_into(const std::vector<T>& from, T* to) {
-  if (!from.empty()) std::memcpy(to, from.data(), from.size() * sizeof(T));
-}
-
-// Concatenates the batches' samples into the op's outputs (batch-major), in parallel.
-template <typename index_t, typename weight_t>
-HopsResult assemble(const std::vector<BatchSample>& batches, const Csc<index_t, weight_t>& g,
-                    const HopsConfig& cfg, at::Tensor seed_local,
-                    const at::TensorOptions& options) {
-  const int64_t num_batches = static_cast<int64_t>(batches.size());
-  const int64_t num_hops = static_cast<int64_t>(cfg.fanouts.size());
-  std::vector<int64_t> node_start(num_batches + 1, 0), edge_start(num_batches + 1, 0);
-  at::Tensor node_counts = at::empty({num_batches, num_hops + 1}, options);
-  at::Tensor edge_counts = at::empty({num_batches, num_hops}, options);
-  for (int64_t b = 0; b < num_batches; ++b) {
-    node_start[b + 1] = node_start[b] + static_cast<int64_t>(batches[b].keys.size());
-    edge_start[b + 1] = edge_start[b] + static_cast<int64_t>(batches[b].row.size());
-    copy_into(batches[b].node_counts, node_counts.data_ptr<int64_t>() + b * (num_hops + 1));
-    copy_into(batches[b].edge_counts, edge_counts.data_ptr<int64_t>() + b * num_hops);
+// Sizes the window's buffers by its first batch, with some headroom: growing them batch by batch
+// would move them to fresh memory again and again, which costs page faults on top of the copies.
+void reserve_for_window(WindowSample& out, int64_t num_batches) {
+  for (Buffer* buffer :
+       {&out.row, &out.col, &out.edge_ids, &out.nodes, &out.in_degrees, &out.tree}) {
+    buffer->reserve(buffer->size() * num_batches * 5 / 4);
   }
-  at::Tensor nodes = at::empty({node_start[num_batches]}, options);
-  at::Tensor in_degrees = at::empty({node_start[num_batches]}, options);
-  at::Tensor tree = at::empty({cfg.disjoint ? node_start[num_batches] : 0}, options);
-  at::Tensor row = at::empty({edge_start[num_batches]}, options);
-  at::Tensor col = at::empty_like(row), edge_ids = at::empty_like(row);
-  at::parallel_for(0, num_batches, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t b = lo; b < hi; ++b) {
-      const BatchSample& batch = batches[b];
-      copy_into(batch.row, row.data_ptr<int64_t>() + edge_start[b]);
-      copy_into(batch.col, col.data_ptr<int64_t>() + edge_start[b]);
-      copy_into(batch.edge_ids, edge_ids.data_ptr<int64_t>() + edge_start[b]);
-      int64_t* node = nodes.data_ptr<int64_t>() + node_start[b];
-      int64_t* degree = in_degrees.data_ptr<int64_t>() + node_start[b];
-      for (size_t i = 0; i < batch.keys.size(); ++i) {
-        const int64_t key = batch.keys[i];
-        node[i] = cfg.disjoint ? key % g.num_nodes : key;
-        degree[i] = g.col_start[node[i] + 1] - g.col_start[node[i]];
-        if (cfg.disjoint) tree.data_ptr<int64_t>()[node_start[b] + i] = key / g.num_nodes;
-      }
-    }
-  });
-  return {nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree};
 }
 
 template <typename index_t, typename weight_t>
 HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& seeds,
                              const at::Tensor& seed_ptr, const HopsConfig& cfg) {
   const int64_t num_batches = seed_ptr.numel() - 1;
+  const int64_t num_hops = static_cast<int64_t>(cfg.fanouts.size());
   const int64_t* seed_offset = seed_ptr.data_ptr<int64_t>();
   check_seed_offsets(seed_offset, num_batches, seeds.numel(), g.num_nodes, cfg.disjoint);
   at::Tensor seed_local = at::empty({seeds.numel()}, seeds.options());
   const HopSampler<index_t, weight_t> sampler(g, cfg);
-  std::vector<BatchSample> batches;
-  batches.reserve(num_batches);
-  for (int64_t b = 0; b < num_batches; ++b) batches.emplace_back(0);
-  auto sample_batch = [&](int64_t b) {
-    batches[b] = sampler.sample(BatchInput{b, seeds.data_ptr<int64_t>() + seed_offset[b],
-                                           seed_offset[b + 1] - seed_offset[b],
-                                           seed_local.data_ptr<int64_t>() + seed_offset[b]});
-  };
-  if (num_batches >= at::get_num_threads()) {
-    at::parallel_for(0, num_batches, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t b = lo; b < hi; ++b) sample_batch(b);
-    });
-  } else {
-    for (int64_t b = 0; b < num_batches; ++b) sample_batch(b);
+  WindowSample out;
+  // One batch at a time, each hop drawn by all threads: measured faster than a batch per thread,
+  // whose working sets (tables, edges) would share the caches, and the batches' outputs then
+  // need no concatenation.
+  for (int64_t b = 0; b < num_batches; ++b) {
+    sampler.sample(BatchInput{b, seeds.data_ptr<int64_t>() + seed_offset[b],
+                              seed_offset[b + 1] - seed_offset[b],
+                              seed_local.data_ptr<int64_t>() + seed_offset[b]},
+                   out);
+    if (b == 0) reserve_for_window(out, num_batches);
   }
-  return assemble(batches, g, cfg, seed_local, seeds.options());
+  const auto options = seeds.options();
+  auto counts = [&](const std::vector<int64_t>& flat, int64_t width) {
+    return at::tensor(flat, options).view({num_batches, width});
+  };
+  return {into_tensor(std::move(out.nodes), options),
+          counts(out.node_counts, num_hops + 1),
+          into_tensor(std::move(out.row), options),
+          into_tensor(std::move(out.col), options),
+          into_tensor(std::move(out.edge_ids), options),
+          counts(out.edge_counts, num_hops),
+          seed_local,
+          into_tensor(std::move(out.in_degrees), options),
+          into_tensor(std::move(out.tree), options)};
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+// Fused-Map for a node set that grows hop by hop (sample_hops): every key gets a local id, the
+// keys new to the set numbered in first-occurrence order after the ones already in it, in one
+// sequential pass. The table lives as long as the set, so a hop looks up only its own keys.
+#pragma once
+
+#include "idmap/cpu/sharded_table.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace fastgl::idmap {
+
+class GrowingIdMap {
+ public:
+  // Keys in local-id order.
+  const std::vector<int64_t>& keys() const { return keys_; }
+  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+
+  // Replaces ids[0 .. n) (keys >= 0) by their local ids, adding the new keys. Table slots are
+  // prefetched a few keys ahead, so cache misses overlap.
+  void relabel(int64_t* ids, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (j + kPrefetchDistance < n) table_.prefetch(hash_id(ids[j + kPrefetchDistance]));
+      const int64_t next = size();
+      const int64_t local = table_.find_or_insert(ids[j], hash_id(ids[j]), next);
+      if (local == next) keys_.push_back(ids[j]);
+      ids[j] = local;
+    }
+  }
+
+ private:
+  // Enough lookups in flight to hide a miss, few enough that the lines are still there.
+  static constexpr int64_t kPrefetchDistance = 16;
+
+  IdTable table_{0};
+  std::vector<int64_t> keys_;
+};
+
+}  // namespace fastgl::idmap
