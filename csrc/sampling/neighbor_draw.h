@@ -57,12 +57,11 @@ C10_HOST_DEVICE inline void take_all(const weight_t* weight, int64_t degree, int
 
 // Uniform without replacement: Floyd's algorithm, `count` draws for any degree, no scratch memory
 // beyond the output (membership is a scan of what was chosen so far: count is a fanout, small).
-C10_HOST_DEVICE inline void draw_uniform_without_replacement(uint64_t key, uint64_t stream,
-                                                             int64_t degree, int64_t count,
-                                                             int64_t* out) {
+C10_HOST_DEVICE inline void draw_uniform_without_replacement(RandomStream& rng, int64_t degree,
+                                                             int64_t count, int64_t* out) {
   for (int64_t m = 0; m < count; ++m) {
     const int64_t upper = degree - count + m;  // draw from [0, upper]
-    int64_t pick = random_below(key, stream, m, upper + 1);
+    int64_t pick = rng.below(m, upper + 1);
     for (int64_t i = 0; i < m; ++i) {
       if (out[i] == pick) {
         pick = upper;
@@ -77,18 +76,18 @@ C10_HOST_DEVICE inline void draw_uniform_without_replacement(uint64_t key, uint6
 // from exponential spacings (U_(j) = S_j / S_{count+1}), so no sort and no prefix-sum array.
 // Output offsets come out in ascending order; as a multiset they are i.i.d. draws.
 template <typename weight_t>
-C10_HOST_DEVICE inline void draw_weighted_with_replacement(uint64_t key, uint64_t stream,
+C10_HOST_DEVICE inline void draw_weighted_with_replacement(RandomStream& rng,
                                                            const weight_t* weight, int64_t degree,
                                                            int64_t count, int64_t* out) {
   double total_weight = 0;
   for (int64_t i = 0; i < degree; ++i) total_weight += static_cast<double>(weight[i]);
   double spacing_total = 0;
-  for (int64_t j = 0; j <= count; ++j) spacing_total -= log(random_open01(key, stream, j));
+  for (int64_t j = 0; j <= count; ++j) spacing_total -= log(rng.open01(j));
 
   double spacing_sum = 0, cumulative = 0;
   int64_t edge = 0;
   for (int64_t j = 0; j < count; ++j) {
-    spacing_sum -= log(random_open01(key, stream, j));
+    spacing_sum -= log(rng.open01(j));
     const double target = spacing_sum / spacing_total * total_weight;
     // Advance to the edge whose cumulative weight first exceeds the target; skip zero weights.
     while (edge < degree - 1 &&
@@ -104,15 +103,15 @@ C10_HOST_DEVICE inline void draw_weighted_with_replacement(uint64_t key, uint64_
 // Efraimidis-Spirakis key of an edge: the `count` largest keys are a weighted sample without
 // replacement. Recomputed on demand instead of stored, so the pair needs no scratch memory.
 template <typename weight_t>
-C10_HOST_DEVICE inline double weighted_key(uint64_t key, uint64_t stream, const weight_t* weight,
+C10_HOST_DEVICE inline double weighted_key(RandomStream& rng, const weight_t* weight,
                                            int64_t offset) {
-  return log(random_open01(key, stream, offset)) / static_cast<double>(weight[offset]);
+  return log(rng.open01(offset)) / static_cast<double>(weight[offset]);
 }
 
 // Weighted without replacement: keeps `out` sorted by descending key (ties by offset), inserting
 // an edge only when it beats the current minimum, which happens O(count log(degree/count)) times.
 template <typename weight_t>
-C10_HOST_DEVICE inline void draw_weighted_without_replacement(uint64_t key, uint64_t stream,
+C10_HOST_DEVICE inline void draw_weighted_without_replacement(RandomStream& rng,
                                                               const weight_t* weight,
                                                               int64_t degree, int64_t count,
                                                               int64_t* out) {
@@ -120,15 +119,15 @@ C10_HOST_DEVICE inline void draw_weighted_without_replacement(uint64_t key, uint
   double min_kept = 0;
   for (int64_t edge = 0; edge < degree; ++edge) {
     if (weight[edge] <= 0) continue;
-    const double k = weighted_key(key, stream, weight, edge);
+    const double k = weighted_key(rng, weight, edge);
     if (kept == count && k <= min_kept) continue;
     int64_t slot = kept < count ? kept++ : count - 1;
-    while (slot > 0 && weighted_key(key, stream, weight, out[slot - 1]) < k) {
+    while (slot > 0 && weighted_key(rng, weight, out[slot - 1]) < k) {
       out[slot] = out[slot - 1];
       --slot;
     }
     out[slot] = edge;
-    min_kept = weighted_key(key, stream, weight, out[kept - 1]);
+    min_kept = weighted_key(rng, weight, out[kept - 1]);
   }
 }
 
@@ -143,14 +142,17 @@ C10_HOST_DEVICE inline void draw_neighbor_offsets(const DrawConfig& cfg, uint64_
       (!cfg.replace && count == (weight ? count_positive(weight, degree) : degree));
   if (takes_everything) {
     take_all(weight, degree, out);
-  } else if (weight == nullptr && cfg.replace) {
-    for (int64_t j = 0; j < count; ++j) out[j] = random_below(cfg.key, stream, j, degree);
+    return;
+  }
+  RandomStream rng(cfg.key, stream);
+  if (weight == nullptr && cfg.replace) {
+    for (int64_t j = 0; j < count; ++j) out[j] = rng.below(j, degree);
   } else if (weight == nullptr) {
-    draw_uniform_without_replacement(cfg.key, stream, degree, count, out);
+    draw_uniform_without_replacement(rng, degree, count, out);
   } else if (cfg.replace) {
-    draw_weighted_with_replacement(cfg.key, stream, weight, degree, count, out);
+    draw_weighted_with_replacement(rng, weight, degree, count, out);
   } else {
-    draw_weighted_without_replacement(cfg.key, stream, weight, degree, count, out);
+    draw_weighted_without_replacement(rng, weight, degree, count, out);
   }
 }
 

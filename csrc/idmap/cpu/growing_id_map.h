@@ -16,13 +16,18 @@ class GrowingIdMap {
   const std::vector<int64_t>& keys() const { return keys_; }
   int64_t size() const { return static_cast<int64_t>(keys_.size()); }
 
-  // Replaces ids[0 .. n) (keys >= 0) by their local ids, adding the new keys. Table slots are
-  // prefetched a few keys ahead, so cache misses overlap.
+  // Replaces ids[0 .. n) (keys >= 0) by their local ids, adding the new keys. Each key's table
+  // slot is prefetched kPrefetchDistance keys ahead (its hash kept until then), so cache misses
+  // overlap.
   void relabel(int64_t* ids, int64_t n) {
+    uint64_t hash_ahead[kPrefetchDistance];
+    for (int64_t j = 0; j < n && j < kPrefetchDistance; ++j) hash_ahead[j] = look_ahead(ids[j]);
     for (int64_t j = 0; j < n; ++j) {
-      if (j + kPrefetchDistance < n) table_.prefetch(hash_id(ids[j + kPrefetchDistance]));
+      uint64_t& ring = hash_ahead[j % kPrefetchDistance];
+      const uint64_t hash = ring;
+      if (j + kPrefetchDistance < n) ring = look_ahead(ids[j + kPrefetchDistance]);
       const int64_t next = size();
-      const int64_t local = table_.find_or_insert(ids[j], hash_id(ids[j]), next);
+      const int64_t local = table_.find_or_insert(ids[j], hash, next);
       if (local == next) keys_.push_back(ids[j]);
       ids[j] = local;
     }
@@ -31,6 +36,12 @@ class GrowingIdMap {
  private:
   // Enough lookups in flight to hide a miss, few enough that the lines are still there.
   static constexpr int64_t kPrefetchDistance = 16;
+
+  uint64_t look_ahead(int64_t key) const {
+    const uint64_t hash = hash_id(key);
+    table_.prefetch(hash);
+    return hash;
+  }
 
   IdTable table_{0};
   std::vector<int64_t> keys_;

@@ -239,7 +239,7 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
                               seed_offset[b + 1] - seed_offset[b],
                               seed_local.data_ptr<int64_t>() + seed_offset[b]},
                    out);
-    if (b == 0) reserve_for_window(out, num_batches);
+    if (b == 0 && num_batches > 1) reserve_for_window(out, num_batches);
   }
   const auto options = seeds.options();
   auto counts = [&](const std::vector<int64_t>& flat, int64_t width) {
