@@ -40,7 +40,11 @@ C10_HOST_DEVICE FASTGL_FORCE_INLINE PhiloxBlock philox_block(uint64_t key, uint6
   uint32_t c0 = static_cast<uint32_t>(block), c1 = static_cast<uint32_t>(block >> 32);
   uint32_t c2 = static_cast<uint32_t>(stream), c3 = static_cast<uint32_t>(stream >> 32);
   uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+#if defined(__CUDACC__)
 #pragma unroll
+#else
+#pragma GCC unroll 10
+#endif
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
       k0 += kKeyStepA;

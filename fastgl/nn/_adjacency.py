@@ -32,7 +32,7 @@ import torch
 
 from ..graph import CSCGraph
 from ..ops import csc_from_coo
-from ..ops._aggregate import csc_of
+from ..ops._aggregate import cached, csc_of
 from ..sampling.subgraph import Block
 
 Tensor = torch.Tensor
@@ -102,8 +102,15 @@ class Adjacency:
 
         The result is destination-sorted (each loop is the last in-edge of its node) and built
         without a sort; its edge order is its own (``edge_order`` is ``None``), so it suits
-        layers that carry no per-edge input (GAT).
+        layers that carry no per-edge input (GAT). Built once per graph or block and cached on
+        it, so that a model run on the same structure every step (and the backward pass, whose
+        transposed structure is cached on the result) does not rebuild it.
         """
+        structure = cached(self.structure, ("self_loops", num_loops),
+                           lambda: self._build_with_self_loops(num_loops))
+        return Adjacency(structure, self.num_src, self.num_dst, None)
+
+    def _build_with_self_loops(self, num_loops: int) -> Structure:
         indptr, indices = self.csc()
         num_dst = self.num_dst
         device = indptr.device
@@ -120,15 +127,12 @@ class Adjacency:
                     + kept_dst.clamp(max=num_loops)] = kept_src
         new_indices[new_indptr[1: num_loops + 1] - 1] = torch.arange(num_loops, device=device)
         if isinstance(self.structure, CSCGraph):
-            structure: Structure = CSCGraph(new_indptr, new_indices, validate=False)
-        else:
-            new_dst = torch.repeat_interleave(torch.arange(num_dst, device=device), degree,
-                                              output_size=new_indices.numel())
-            structure = Block(src=new_indices, dst=new_dst,
-                              eid=torch.full_like(new_indices, -1),
-                              src_nodes=self.structure.src_nodes, num_src_nodes=self.num_src,
-                              num_dst_nodes=num_dst)
-        return Adjacency(structure, self.num_src, self.num_dst, None)
+            return CSCGraph(new_indptr, new_indices, validate=False)
+        new_dst = torch.repeat_interleave(torch.arange(num_dst, device=device), degree,
+                                          output_size=new_indices.numel())
+        return Block(src=new_indices, dst=new_dst, eid=torch.full_like(new_indices, -1),
+                     src_nodes=self.structure.src_nodes, num_src_nodes=self.num_src,
+                     num_dst_nodes=num_dst)
 
 
 def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge_index") -> None:

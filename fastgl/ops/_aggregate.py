@@ -9,7 +9,8 @@ to each feature's winning edge), so gradients are deterministic (every output en
 by one owner, without float atomics).
 """
 
-from typing import Optional, Tuple, Union
+import functools
+from typing import Any, Callable, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -22,6 +23,15 @@ Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
 
 
+def cached(structure: Union[CSCGraph, Block], name: Any, build: Callable[[], Any]) -> Any:
+    """``build()``, computed once per graph or block and kept on it: the structures are not
+    modified once built (fastgl's ops and samplers make new ones)."""
+    cache = structure.__dict__.setdefault("_aggregation_cache", {})
+    if name not in cache:
+        cache[name] = build()
+    return cache[name]
+
+
 def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
     """CSR of the reversed edges: for each source, its edges' rows and slots (in slot order)."""
     num_rows = indptr.numel() - 1
@@ -31,10 +41,26 @@ def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, 
     return t_indptr[: num_src + 1], t_rows, t_slots
 
 
+def transposed_of(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor, Tensor]:
+    """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source (the CSR the
+    backward pass aggregates over), built on first use and cached on the structure."""
+    def build():
+        indptr, indices, _ = csc_of(structure)
+        num_src = structure.num_nodes if isinstance(structure, CSCGraph) else \
+            structure.num_src_nodes
+        return _transposed(indptr, indices, num_src)
+
+    return cached(structure, "transposed", build)
+
+
 class _SpMM(torch.autograd.Function):
+    """Sum aggregation; ``transposed`` gives the structure's cached transposed CSR, built the
+    first time a backward pass needs it."""
+
     @staticmethod
-    def forward(ctx, indptr, indices, weight, x):
+    def forward(ctx, indptr, indices, weight, x, transposed):
         ctx.save_for_backward(indptr, indices, weight, x)
+        ctx.transposed = transposed
         return spmm(indptr, indices, x, weight)
 
     @staticmethod
@@ -45,10 +71,10 @@ class _SpMM(torch.autograd.Function):
         if ctx.needs_input_grad[2]:
             grad_weight = sddmm(indptr, indices, grad_out, x)
         if ctx.needs_input_grad[3]:
-            t_indptr, t_rows, t_slots = _transposed(indptr, indices, x.shape[0])
+            t_indptr, t_rows, t_slots = ctx.transposed()
             t_weight = weight[t_slots] if weight is not None else None
             grad_x = spmm(t_indptr, t_rows, grad_out, t_weight)
-        return None, None, grad_weight, grad_x
+        return None, None, grad_weight, grad_x, None
 
 
 class _SpMMMax(torch.autograd.Function):
@@ -57,10 +83,11 @@ class _SpMMMax(torch.autograd.Function):
     entry summed by one owner (deterministic, no float atomics)."""
 
     @staticmethod
-    def forward(ctx, indptr, indices, weight, x):
+    def forward(ctx, indptr, indices, weight, x, transposed):
         out, arg = torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
         ctx.save_for_backward(indptr, indices, weight, x, arg)
         ctx.mark_non_differentiable(arg)
+        ctx.transposed = transposed
         return out
 
     @staticmethod
@@ -72,27 +99,31 @@ class _SpMMMax(torch.autograd.Function):
             grad_weight = torch.ops.fastgl.spmm_max_backward_weight(indptr, indices, x, arg,
                                                                     grad_out)
         if ctx.needs_input_grad[3]:
-            t_indptr, t_rows, t_slots = _transposed(indptr, indices, x.shape[0])
+            t_indptr, t_rows, t_slots = ctx.transposed()
             grad_x = torch.ops.fastgl.spmm_max_backward_x(t_indptr, t_rows, t_slots, weight, arg,
                                                           grad_out)
-        return None, None, grad_weight, grad_x
+        return None, None, grad_weight, grad_x, None
 
 
 def csc_of(structure: Union[CSCGraph, Block],
-            op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+           op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
-    slot order (``None`` when the structure's edge order already is)."""
+    slot order (``None`` when the structure's edge order already is). A block's is built once
+    and cached on it."""
     if isinstance(structure, CSCGraph):
         return structure.indptr, structure.indices, None
     if not isinstance(structure, Block):
         raise TypeError(f"{op}: expected a CSCGraph or a Block, got {type(structure).__name__}")
-    dst, num_dst = structure.dst, structure.num_dst_nodes
+    return cached(structure, "csc", lambda: _block_csc(structure))
+
+
+def _block_csc(block: Block) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    dst, num_dst = block.dst, block.num_dst_nodes
     if dst.numel() < 2 or bool((dst[1:] >= dst[:-1]).all()):  # sampler blocks are dst-sorted
         counts = torch.bincount(dst, minlength=num_dst)
         indptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
-        return indptr, structure.src, None
-    indptr, indices, perm = csc_from_coo(structure.src, dst,
-                                         max(num_dst, structure.num_src_nodes))
+        return indptr, block.src, None
+    indptr, indices, perm = csc_from_coo(block.src, dst, max(num_dst, block.num_src_nodes))
     return indptr[: num_dst + 1], indices, perm
 
 
@@ -118,14 +149,14 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
     """
     _check_reduce("aggregate", reduce, _REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("aggregate", structure, x, edge_weight)
+    transposed = functools.partial(transposed_of, structure)
     if reduce == "max":
-        return _SpMMMax.apply(indptr, indices, edge_weight, x)
-    if reduce == "mean":
+        return _SpMMMax.apply(indptr, indices, edge_weight, x, transposed)
+    out = _SpMM.apply(indptr, indices, edge_weight, x, transposed)
+    if reduce == "mean":  # the sum over in-degrees: a row scale, not a weight on every edge
         degree = indptr[1:] - indptr[:-1]
-        inv_degree = 1.0 / degree.clamp(min=1).to(x.dtype)
-        scale = torch.repeat_interleave(inv_degree, degree, output_size=indices.numel())
-        edge_weight = scale if edge_weight is None else edge_weight * scale
-    return _SpMM.apply(indptr, indices, edge_weight, x)
+        out = out * (1.0 / degree.clamp(min=1).to(out.dtype)).unsqueeze(1)
+    return out
 
 
 def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:

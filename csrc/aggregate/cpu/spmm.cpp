@@ -1,11 +1,14 @@
-// CPU reference for spmm, es_spmm and sddmm: rows in parallel, accumulation in the op-math type (fp32
-// for fp16/bf16 inputs), edges of a row in order.
+// CPU reference for spmm, es_spmm and sddmm: accumulation in the op-math type (fp32 for fp16/bf16
+// inputs), edges of a row in order. Sums run on the partitioned, vectorized kernel of
+// sum_rows.h; max (with its winning slots) on the generic row kernel below.
 #include "aggregate/spmm.h"
+#include "aggregate/cpu/sum_rows.h"
 
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <type_traits>
 #include <vector>
 
 namespace fastgl::aggregate {
@@ -87,8 +90,15 @@ at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      spmm_rows<Reducer, Selector, scalar_t, index_t>(indptr_c, indices_c, w, x_c, selector,
-                                                      out, arg_out);
+      if constexpr (std::is_same_v<Reducer<double>, SumReducer<double>>) {
+        const SumRowsArgs<scalar_t, index_t, Selector> args{
+            indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
+            x_c.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), x.size(1), selector};
+        sum_rows(args, indptr.numel() - 1, x.size(0));
+      } else {
+        spmm_rows<Reducer, Selector, scalar_t, index_t>(indptr_c, indices_c, w, x_c, selector,
+                                                        out, arg_out);
+      }
     });
   });
   return out;
