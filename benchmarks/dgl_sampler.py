@@ -33,8 +33,9 @@ What is measured, in one run:
   then ``--repeat`` interleaved rounds each time all batches; the median round counts.
 
 Rates are sampled edges per second (each sampler's own edges), so samplers with different
-semantics compare by work done; ``vs dgl`` divides by ``dgl``'s rate at the same thread count,
-and ``1->2`` is a sampler's two-thread rate over its one-thread rate.
+semantics compare by work done; ``vs baseline`` divides by ``dgl``'s rate at the same thread
+count, ``vs torch`` ``fastgl``'s by ``torch``'s, and ``1->N threads`` is a sampler's rate at N
+threads over its rate at one.
 
 Without DGL (e.g. on a GPU machine, where DGL has no wheels) the DGL rows are skipped with that
 reason, and the run measures the PyG drop-in's sampler instead
@@ -147,6 +148,7 @@ def pyg_samplers(graph: Dict, args, device) -> Dict[str, Callable]:
 
 
 def set_threads(count: int, with_dgl: bool) -> None:
+    """Sets torch's (and DGL's) thread pool to ``count`` threads."""
     torch.set_num_threads(count)
     if with_dgl:
         import dgl
@@ -161,13 +163,17 @@ def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]
     else:
         samplers, baseline = pyg_samplers(graph, args, device), "pyg-dropin-cpu"
     rows = []
-    for threads in args.thread_counts:
-        set_threads(threads, with_dgl)
-        results = measure(samplers, batches, args, device)
-        base_rate = results[baseline]["edges_per_s"]
-        rows += [dict(graph=name, sampler=sampler, threads=threads, batches=len(batches), **r,
-                      vs_baseline=r["edges_per_s"] / base_rate, baseline=baseline)
-                 for sampler, r in results.items()]
+    threads_before = torch.get_num_threads()
+    try:
+        for threads in args.thread_counts:
+            set_threads(threads, with_dgl)
+            results = measure(samplers, batches, args, device)
+            base_rate = results[baseline]["edges_per_s"]
+            rows += [dict(graph=name, sampler=sampler, threads=threads, batches=len(batches),
+                          **r, vs_baseline=r["edges_per_s"] / base_rate, baseline=baseline)
+                     for sampler, r in results.items()]
+    finally:
+        set_threads(threads_before, with_dgl)
     by_key = {(r["sampler"], r["threads"]): r for r in rows}
     for row in rows:
         one_thread = by_key.get((row["sampler"], 1))

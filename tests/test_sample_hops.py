@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastgl import CSCGraph
-from fastgl.ops import sample_hops
+from fastgl.ops import sample_hops, sample_neighbors
 from fastgl.sampling.neighbor import as_op_key
 from reference import (edge_index_strategy, random_edge_index, random_weights,
                        sample_hops_reference)
@@ -142,12 +142,14 @@ def graph():
     (dict(eid=torch.arange(5)), "sample_hops: eid has 5 entries but the graph has 200"),
     (dict(eid=torch.arange(200, dtype=torch.int32)), "sample_hops: eid must be Long"),
     (dict(weight=torch.ones(3)), "sample_hops: weight has 3 entries but the graph has 200"),
-    (dict(indices="out of range"), "sample_hops: indices has id 99, out of range"),
+    (dict(indices="out of range"), "sample_hops: indices id 99 out of range"),
+    (dict(fanouts=[2**62], replace=True), "sample_hops: 2 transits drawing up to"),
     (dict(indptr="malformed"), "sample_hops: indptr is not a valid CSC offset array"),
 ])
 def test_bad_input(graph, change, match):
     args = dict(indptr=graph.indptr, indices=graph.indices, seeds=torch.tensor([1, 2]),
-                seed_ptr=None, fanouts=[2, 2], eid=None, weight=None, disjoint=False)
+                seed_ptr=None, fanouts=[2, 2], eid=None, weight=None, disjoint=False,
+                replace=False)
     args.update(change)
     if isinstance(args["indices"], str):  # a neighbor id past the graph: the next hop's transit
         args["indices"] = graph.indices.clone().fill_(99)
@@ -158,7 +160,13 @@ def test_bad_input(graph, change, match):
     with pytest.raises(RuntimeError, match=match):
         sample_hops(args["indptr"], args["indices"], args["seeds"], args["seed_ptr"],
                     args["fanouts"], eid=args["eid"], weight=args["weight"],
-                    disjoint=args["disjoint"])
+                    disjoint=args["disjoint"], replace=args["replace"])
+
+
+def test_sample_neighbors_rejects_draw_counts_past_int64(graph):
+    transits = torch.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="sample_neighbors: 2 transits drawing up to"):
+        sample_neighbors(graph.indptr, graph.indices, transits, 2**62, replace=True)
 
 
 def test_signed_and_unsigned_keys_agree():
@@ -179,7 +187,7 @@ def test_bad_indices_found_while_other_threads_draw_raise():
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        with pytest.raises(RuntimeError, match="sample_hops: indices has id 5000"):
+        with pytest.raises(RuntimeError, match="sample_hops: indices id 5000 out of range"):
             sample_hops(graph.indptr, broken, seeds, torch.tensor([0, 3000]), [-1])
     finally:
         torch.set_num_threads(threads)

@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <omp.h>
 
 namespace fastgl {
@@ -44,14 +45,19 @@ void produce_parallel_consume_in_order(int64_t num_chunks, const Produce& produc
           consume(next_to_consume++);
           continue;
         }
-        const int64_t c = next_to_produce.fetch_add(1, std::memory_order_relaxed);
+        const int64_t c = next_to_produce.load(std::memory_order_relaxed) < num_chunks
+                              ? next_to_produce.fetch_add(1, std::memory_order_relaxed)
+                              : num_chunks;
         if (c < num_chunks) {
           produce(c);
           produced[c].store(true, std::memory_order_release);
         } else if (!consumer || next_to_consume == num_chunks) {
           break;
+        } else {
+          // The consumer waits for a chunk another thread is still producing: let that thread
+          // have the core if they share one.
+          std::this_thread::yield();
         }
-        // Else the consumer waits for a chunk another thread is still producing.
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);

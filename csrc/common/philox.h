@@ -74,8 +74,9 @@ class RandomStream {
       block_index_ = block;
       has_block_ = true;
     }
-    const uint32_t* half = block_.word + 2 * (index & 1);
-    return (static_cast<uint64_t>(half[0]) << 32) | half[1];
+    // A select, not an index: a dynamically indexed array would live in GPU local memory.
+    return index & 1 ? (static_cast<uint64_t>(block_.word[2]) << 32) | block_.word[3]
+                     : (static_cast<uint64_t>(block_.word[0]) << 32) | block_.word[1];
   }
 
   // Uniform integer in [0, bound), bound > 0. The modulo bias is below bound / 2^64.

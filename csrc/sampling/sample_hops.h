@@ -20,7 +20,7 @@
 //   edge_ids    int64 [sum e_b]  eid[slot] of each drawn edge (the slot itself without eid)
 //   edge_counts int64 [B, L]     edges drawn at each hop
 //   seed_local  int64 [len(seeds)] local id of every given seed (repeats share one)
-//   in_degrees  int64 [sum n_b]  in-degree of every node in the graph
+//   in_degrees  int64 [sum n_b]  in-degree in the graph of every sampled node
 //   tree        int64 [sum n_b]  disjoint: the seed (position in its batch) of each node's
 //                                tree; empty otherwise
 #pragma once
@@ -83,6 +83,7 @@ inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor&
   check_same_device(op, "seeds", seeds, "indptr", indptr);
   check_dim(op, "seed_ptr", seed_ptr, 1);
   check_dtype(op, "seed_ptr", seed_ptr, at::kLong);
+  check_same_device(op, "seed_ptr", seed_ptr, "indptr", indptr);
   FASTGL_CHECK(seed_ptr.numel() >= 1, op, "seed_ptr must have num_batches + 1 >= 1 entries");
   FASTGL_CHECK(seed_ptr.numel() - 1 < (int64_t{1} << (63 - kBatchStreamShift)), op,
                "too many batches in one call: ", seed_ptr.numel() - 1);

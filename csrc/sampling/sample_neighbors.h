@@ -12,6 +12,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 namespace fastgl::sampling {
@@ -45,15 +47,27 @@ inline void check_fanout(const char* op, int64_t fanout) {
   FASTGL_CHECK(fanout >= -1, op, "fanout must be -1 (all neighbors) or >= 0, got ", fanout);
 }
 
+// The draws of `num_pairs` pairs must be countable in int64 before they are counted: with
+// replacement a pair draws `fanout` edges whatever its degree, else at most all `num_edges`.
+inline void check_draws_fit(const char* op, int64_t num_pairs, int64_t fanout, bool replace,
+                            int64_t num_edges) {
+  const int64_t per_pair =
+      replace && fanout >= 0 ? fanout : (fanout < 0 ? num_edges : std::min(fanout, num_edges));
+  FASTGL_CHECK(per_pair == 0 || num_pairs <= INT64_MAX / per_pair, op, num_pairs,
+               " transits drawing up to ", per_pair, " edges each overflow int64 edge counts");
+}
+
 inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                           const c10::optional<at::Tensor>& weight,
-                                          const at::Tensor& transits, int64_t fanout) {
+                                          const at::Tensor& transits, int64_t fanout,
+                                          bool replace) {
   constexpr const char* op = "sample_neighbors";
   check_csc_inputs(op, indptr, indices, weight);
   check_index_vector(op, "transits", transits);
   check_dtype(op, "transits", transits, at::kLong);
   check_same_device(op, "transits", transits, "indptr", indptr);
   check_fanout(op, fanout);
+  check_draws_fit(op, transits.numel(), fanout, replace, indices.numel());
   check_ids_in_range(op, "transits", transits, indptr.numel() - 1);
 }
 
@@ -82,7 +96,7 @@ SampleResult dispatch_sample_neighbors(const at::Tensor& indptr, const at::Tenso
                                        const c10::optional<at::Tensor>& weight,
                                        const at::Tensor& transits, int64_t fanout, bool replace,
                                        int64_t seed, Kernel kernel) {
-  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout);
+  check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout, replace);
   const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
   const at::Tensor transits_c = transits.contiguous();
@@ -95,10 +109,11 @@ SampleResult dispatch_sample_neighbors(const at::Tensor& indptr, const at::Tenso
 #ifdef FASTGL_WITH_CUDA
 // The transit-parallel CUDA engine for other ops: pair p draws from Philox stream streams[p]
 // (int64 [P], read as unsigned). Inputs are contiguous and checked by the caller (transits in
-// range); `weight` is undefined when unweighted.
-SampleResult sample_pairs_cuda(const at::Tensor& indptr, const at::Tensor& indices,
-                               const at::Tensor& weight, const at::Tensor& transits,
-                               const at::Tensor& streams, const DrawConfig& cfg);
+// range, draws countable); `weight` is undefined when unweighted; errors name `op`.
+SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr,
+                               const at::Tensor& indices, const at::Tensor& weight,
+                               const at::Tensor& transits, const at::Tensor& streams,
+                               const DrawConfig& cfg);
 #endif
 
 }  // namespace fastgl::sampling

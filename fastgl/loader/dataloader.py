@@ -3,8 +3,8 @@ features with Match while the previous one computes, and measure every phase.
 
 One epoch, for every window of ``reorder`` batches:
 
-1. **sample** the window in one :meth:`~fastgl.NeighborSampler.sample_batches` call (one kernel
-   call per hop for all its batches; Fused-Map relabeling per batch);
+1. **sample** the window in one :meth:`~fastgl.NeighborSampler.sample_batches` call (one
+   compiled call; each hop draws and relabels with Fused-Map in one fused pass);
 2. **reorder** it with Algorithm 1 of papers/001 when the window holds more than one batch;
 3. for each batch in that order, **load**: :meth:`FeatureStore.assemble` builds its feature
    buffer from the previous batch's buffer (Match), the device cache and the host.

@@ -32,7 +32,7 @@ class NeighborSampler:
         >>> sampler = NeighborSampler(graph, [15, 10, 5])
         >>> sub = sampler.sample(torch.tensor([0, 42, 7]))
         >>> blocks = sub.blocks()            # input layer first
-        >>> subs = sampler.sample_batches([batch_a, batch_b])   # one pass per hop for both
+        >>> subs = sampler.sample_batches([batch_a, batch_b])   # one compiled call for both
     """
 
     def __init__(self, graph: CSCGraph, fanouts: Sequence[int], replace: bool = False,
@@ -61,8 +61,8 @@ class NeighborSampler:
         Nodes are deduplicated within each batch, never across batches; each result has the
         layout and distribution of :meth:`sample` on that batch. The first batch draws exactly
         what :meth:`sample` draws with the same generator state; the others draw from random
-        streams of their own. On the CPU, a window of at least as many batches as threads
-        samples one batch per thread.
+        streams of their own. One compiled call samples the whole window (on the GPU, each hop
+        of all batches in one pass).
 
         ``timings``, when given, receives one dict per batch with the seconds spent sampling
         (``"sample_s"``: the call's time shared out by the batches' numbers of sampled edges;

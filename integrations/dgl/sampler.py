@@ -191,7 +191,8 @@ def _csc_block(ptr: Tensor, src: Tensor, edge_ids: Tensor, num_src: int,
     """A DGL block over a CSC that fastgl built and checked itself, made the way DGL's own
     samplers make theirs: straight from the arrays, without ``dgl.create_block``'s re-validation
     (a max over the sources) and per-relation graph objects, which cost more than the draws on
-    small batches."""
+    small batches. ``heterograph_index`` and ``DGLBlock`` are DGL internals (as of DGL 2.1, the
+    version the Makefile installs and the tests run against)."""
     graph_index = heterograph_index.create_unitgraph_from_csr(
         2, num_src, num_dst, ptr, src, edge_ids, ["coo", "csr", "csc"], True)
     return DGLBlock(graph_index, (["_N"], ["_N"]), ["_E"])

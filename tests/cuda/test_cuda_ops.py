@@ -163,12 +163,18 @@ def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
                 assert c.is_cuda and torch.equal(c.cpu(), r), (name, replace, eid)
 
 
-def test_sample_hops_cuda_bad_indices_raise_not_crash():
+def test_sample_hops_cuda_bad_input_raises_not_crashes():
     _, _, _, gpu = _graph(torch.int64, None)
+    seeds, seed_ptr = torch.tensor([HUB], device="cuda"), torch.tensor([0, 1], device="cuda")
     broken = gpu.indices.clone().fill_(NUM_NODES + 3)
     with pytest.raises(RuntimeError, match="sample_hops: indices id"):
-        sample_hops(gpu.indptr, broken, torch.tensor([HUB], device="cuda"),
-                    torch.tensor([0, 1], device="cuda"), [2, 2])
+        sample_hops(gpu.indptr, broken, seeds, seed_ptr, [2, 2])
+    with pytest.raises(RuntimeError, match="sample_hops: indptr is not a valid CSC"):
+        sample_hops(gpu.indptr.flip(0), gpu.indices, seeds, seed_ptr, [2])
+    with pytest.raises(RuntimeError, match="sample_hops: seed_ptr is on cpu"):
+        sample_hops(gpu.indptr, gpu.indices, seeds, seed_ptr.cpu(), [2])
+    with pytest.raises(RuntimeError, match="sample_hops: 1 transits drawing up to"):
+        sample_hops(gpu.indptr, gpu.indices, seeds, seed_ptr, [2**62], replace=True)
 
 
 def test_neighbor_sampler_cuda_generator():

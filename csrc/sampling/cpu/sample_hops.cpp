@@ -1,9 +1,9 @@
-// CPU sample_hops (sample_hops.h): per batch and hop, one draw pass over the transits writes the
-// neighbors, edge ids and targets straight into the batch's edge arrays, and one relabel pass
-// turns the neighbors into local ids through the batch's hash table, which lives across hops
-// (nothing is re-inserted or re-sorted). A window of at least as many batches as threads runs a
-// batch per thread; fewer batches draw each hop's transits in parallel and relabel in order, so
-// the first-occurrence numbering is the sequential one whatever the thread count.
+// CPU sample_hops (sample_hops.h). The batches of a window are sampled one after another; each
+// hop of a batch draws its transits' neighbors in parallel chunks, writing neighbors, edge ids
+// and targets straight into the window's edge arrays, while one thread relabels the drawn
+// chunks in order through the batch's hash table (Fused-Map), which lives across hops: nothing
+// is re-inserted or re-sorted, and the first-occurrence numbering is the sequential one
+// whatever the thread count.
 #include "common/ordered_pipeline.h"
 #include "idmap/cpu/growing_id_map.h"
 #include "sampling/neighbor_draw.h"
@@ -114,7 +114,7 @@ class HopSampler {
   // draw counts, while one thread relabels the drawn chunks in order (row holds a neighbor's
   // key until then), so the first-occurrence numbering is the sequential one.
   void draw_and_relabel(int64_t batch_index, const DrawConfig& hop, int64_t begin, int64_t end,
-                        GrowingIdMap& nodes, WindowSample& batch) const {
+                        GrowingIdMap& nodes, WindowSample& window) const {
     const int64_t num_pairs = end - begin;
     check_frontier_size(num_pairs);
     const int64_t* transit_key = nodes.keys().data() + begin;
@@ -128,10 +128,11 @@ class HopSampler {
         offset[p + 1] = num_draws(hop, g_.weights_of(t), stop - start);
       }
     });
+    check_draws_fit(kHopsOp, num_pairs, hop.fanout, hop.replace, g_.num_edges);
     for (int64_t p = 0; p < num_pairs; ++p) offset[p + 1] += offset[p];
 
-    const int64_t first = static_cast<int64_t>(batch.row.size());
-    for (auto* edges : {&batch.row, &batch.col, &batch.edge_ids}) {
+    const int64_t first = static_cast<int64_t>(window.row.size());
+    for (auto* edges : {&window.row, &window.col, &window.edge_ids}) {
       edges->resize(first + offset[num_pairs]);
     }
     // The relabeling appends to the keys the transits point into: they are copied first.
@@ -145,21 +146,21 @@ class HopSampler {
           const auto [lo, hi] = pairs_of(chunk);
           for (int64_t p = lo; p < hi; ++p) {
             draw_slots(pair_stream(batch_index, p), hop, node_of(transits[p]), first + offset[p],
-                       offset[p + 1] - offset[p], batch);
+                       offset[p + 1] - offset[p], window);
           }
-          gather_sources(transits.data(), begin, lo, hi, first, offset.data(), batch);
+          gather_sources(transits.data(), begin, lo, hi, first, offset.data(), window);
         },
         [&](int64_t chunk) {
           const auto [lo, hi] = pairs_of(chunk);
-          nodes.relabel(batch.row.data() + first + offset[lo], offset[hi] - offset[lo]);
+          nodes.relabel(window.row.data() + first + offset[lo], offset[hi] - offset[lo]);
         });
   }
 
   // Pair `stream` draws `count` in-edges of transit t into edge_ids[first ..] as CSC slots.
   void draw_slots(uint64_t stream, const DrawConfig& hop, int64_t t, int64_t first, int64_t count,
-                  WindowSample& batch) const {
+                  WindowSample& window) const {
     const int64_t start = g_.col_start[t];
-    int64_t* slot = batch.edge_ids.data() + first;
+    int64_t* slot = window.edge_ids.data() + first;
     draw_neighbor_offsets(hop, stream, g_.weights_of(t), g_.col_start[t + 1] - start, count, slot);
     for (int64_t j = 0; j < count; ++j) slot[j] += start;
   }
@@ -169,8 +170,8 @@ class HopSampler {
   // `eid`, mostly cache misses; with every slot known up front they are prefetched a few edges
   // ahead, so many misses are in flight at once instead of one per pair.
   void gather_sources(const int64_t* transit_key, int64_t frontier_begin, int64_t lo, int64_t hi,
-                      int64_t first, const int64_t* offset, WindowSample& batch) const {
-    int64_t* slot = batch.edge_ids.data();
+                      int64_t first, const int64_t* offset, WindowSample& window) const {
+    int64_t* slot = window.edge_ids.data();
     const int64_t end = first + offset[hi];
     for (int64_t p = lo; p < hi; ++p) {
       const int64_t tree_base = transit_key[p] - node_of(transit_key[p]);  // tree * N, or 0
@@ -182,10 +183,10 @@ class HopSampler {
         }
         const int64_t edge = slot[j];
         const int64_t source = static_cast<int64_t>(g_.source[edge]);
-        FASTGL_CHECK(0 <= source && source < g_.num_nodes, kHopsOp, "indices has id ", source,
-                     ", out of range for a graph of ", g_.num_nodes, " nodes");
-        batch.row[j] = tree_base + source;
-        batch.col[j] = frontier_begin + p;
+        FASTGL_CHECK(0 <= source && source < g_.num_nodes, kHopsOp, "indices id ", source,
+                     " out of range for a graph of ", g_.num_nodes, " nodes");
+        window.row[j] = tree_base + source;
+        window.col[j] = frontier_begin + p;
         slot[j] = g_.eid ? g_.eid[edge] : edge;
       }
     }

@@ -122,6 +122,7 @@ HopEdges sample_hop(const at::Tensor& indptr, const at::Tensor& indices, const a
   const auto options = frontier.keys.options();
   const int64_t num_nodes = indptr.numel() - 1;
   for (int64_t count : frontier.count) check_frontier_size(count);
+  check_draws_fit(kHopsOp, frontier.keys.numel(), cfg.fanout, cfg.replace, indices.numel());
   const std::vector<int64_t> frontier_start = exclusive_sum(frontier.count);
   const at::Tensor streams =
       at::bitwise_or(at::bitwise_left_shift(frontier.batch, kBatchStreamShift),
@@ -129,7 +130,7 @@ HopEdges sample_hop(const at::Tensor& indptr, const at::Tensor& indices, const a
                          host_long(frontier_start, options).index_select(0, frontier.batch));
   const at::Tensor transits = node_of(frontier.keys, num_nodes, disjoint).contiguous();
   auto [ptr, neighbors, edge_pos] =
-      sample_pairs_cuda(indptr, indices, weight, transits, streams.contiguous(), cfg);
+      sample_pairs_cuda(kHopsOp, indptr, indices, weight, transits, streams.contiguous(), cfg);
   // The neighbors are the next hop's transits: a malformed `indices` must stop here.
   check_ids_in_range(kHopsOp, "indices", neighbors, num_nodes);
 
@@ -201,7 +202,9 @@ HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
     for (int64_t b = 0; b < num_batches; ++b) edge_counts[b].push_back(hop.count[b]);
   }
   std::vector<at::Tensor> edges = num_hops ? edges_by_batch(hops, num_batches, options)
-                                           : std::vector<at::Tensor>(3, at::empty({0}, options));
+                                           : std::vector<at::Tensor>{at::empty({0}, options),
+                                                                     at::empty({0}, options),
+                                                                     at::empty({0}, options)};
   return {node, counts_tensor(node_counts, num_hops + 1, options), edges[0], edges[1], edges[2],
           counts_tensor(edge_counts, num_hops, options), seed_local, in_degrees, tree};
 }

@@ -122,7 +122,7 @@ __global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
 template <typename index_t, typename weight_t>
 SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
                           const at::Tensor& indices, const at::Tensor& transits,
-                          const DrawConfig& cfg, const uint64_t* streams) {
+                          const DrawConfig& cfg, const uint64_t* streams, const char* op) {
   const c10::cuda::CUDAGuard device_guard(indptr.device());
   const int64_t num_pairs = transits.numel();
   const GraphView<index_t, weight_t> g{indptr.data_ptr<int64_t>(), indices.data_ptr<index_t>(),
@@ -141,7 +141,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   ptr.narrow(0, 1, num_pairs).copy_(at::cumsum(counts, 0));
   // One sync reads both the output size and the validity flag.
   const at::Tensor total_and_flag = at::cat({ptr.narrow(0, num_pairs, 1), bad_indptr}).cpu();
-  FASTGL_CHECK(total_and_flag[1].item<int64_t>() == 0, "sample_neighbors", kBadIndptrError);
+  FASTGL_CHECK(total_and_flag[1].item<int64_t>() == 0, op, kBadIndptrError);
   const int64_t total = total_and_flag[0].item<int64_t>();
   at::Tensor neighbors = at::empty({total}, transits.options());
   at::Tensor edge_pos = at::empty({total}, transits.options());
@@ -179,17 +179,19 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
   return dispatch_sample_neighbors(
       indptr, indices, weight, transits, fanout, replace, seed,
       [](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        return sample_typed<decltype(index_tag)>(weight, tensors_and_config..., nullptr);
+        return sample_typed<decltype(index_tag)>(weight, tensors_and_config..., nullptr,
+                                                 "sample_neighbors");
       });
 }
 
-SampleResult sample_pairs_cuda(const at::Tensor& indptr, const at::Tensor& indices,
-                               const at::Tensor& weight, const at::Tensor& transits,
-                               const at::Tensor& streams, const DrawConfig& cfg) {
+SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr,
+                               const at::Tensor& indices, const at::Tensor& weight,
+                               const at::Tensor& transits, const at::Tensor& streams,
+                               const DrawConfig& cfg) {
   const auto* stream_ptr = reinterpret_cast<const uint64_t*>(streams.data_ptr<int64_t>());
   return dispatch_csc_types(indices, weight, [&](auto index_tag, auto weight_ptr) {
     return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg,
-                                             stream_ptr);
+                                             stream_ptr, op);
   });
 }
 
