@@ -25,7 +25,7 @@ def skewed_graph(num_nodes=3000, num_edges=60000, seed=0):
 
 
 # Widths around the kernel's fixed slab widths (16 ... 256 columns), several slabs beyond.
-@pytest.mark.parametrize("dim", [1, 3, 15, 16, 17, 32, 100, 128, 255, 256, 257, 600])
+@pytest.mark.parametrize("dim", [1, 3, 15, 16, 17, 32, 64, 100, 128, 255, 256, 257, 600])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_every_slab_width_matches_reference(dim, dtype):
     graph = skewed_graph()
@@ -112,3 +112,29 @@ def test_cached_structures_give_the_same_gradients_as_fresh_ones():
     fresh = CSCGraph(graph.indptr, graph.indices, graph.eid)
     (expected,) = torch.autograd.grad(aggregate(fresh, x, weight).pow(2).sum(), x)
     assert torch.equal(grads[0], grads[1]) and torch.equal(grads[1], expected)
+
+
+def test_x_with_more_rows_than_sources_gets_a_gradient_of_its_shape():
+    """The cached transposed structure is sized by x's rows (rows past the sources get zero)."""
+    graph = skewed_graph(num_nodes=50, num_edges=300, seed=6)
+    for rows in (50, 53, 50):
+        x = torch.randn(rows, 4, dtype=torch.float64, requires_grad=True)
+        (grad,) = torch.autograd.grad(aggregate(graph, x).sum(), x)
+        assert grad.shape == (rows, 4) and torch.equal(grad[50:], torch.zeros(rows - 50, 4,
+                                                                               dtype=grad.dtype))
+        torch.testing.assert_close(grad[:50, 0].long(),
+                                   torch.bincount(graph.indices.long(), minlength=50))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_mean_of_a_high_degree_row_does_not_overflow(dtype):
+    """Mean in half precision is scaled per edge, inside the fp32 accumulation: the sum alone
+    (10,000 x 60,000) would overflow fp16."""
+    num_edges = 10_000
+    graph = CSCGraph.from_edge_index(torch.stack([torch.arange(num_edges) % 7,
+                                                  torch.zeros(num_edges, dtype=torch.long)]),
+                                     num_nodes=7)
+    x = torch.full((7, 3), 60_000.0).to(dtype)
+    out = aggregate(graph, x, reduce="mean")
+    assert out.dtype == dtype and torch.isfinite(out).all()
+    torch.testing.assert_close(out[0].float(), x[0].float(), rtol=1e-2, atol=0)

@@ -21,7 +21,7 @@ Every layer accepts the same kinds of graph input:
 ``(x_src, x_dst)``. :func:`adjacency_of` resolves these into an :class:`Adjacency`: the
 structure (a CSCGraph, or a destination-sorted Block), its sizes, how to bring edge data given
 in the caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
-Nothing is cached here.
+Only a structure's self-looped version (GAT's) is cached, on the structure it came from.
 """
 
 import sys

@@ -24,8 +24,9 @@ _REDUCTIONS = ("sum", "mean", "max")
 
 
 def cached(structure: Union[CSCGraph, Block], name: Any, build: Callable[[], Any]) -> Any:
-    """``build()``, computed once per graph or block and kept on it: the structures are not
-    modified once built (fastgl's ops and samplers make new ones)."""
+    """``build()``, computed once per graph or block and kept on it (for the transposed
+    structure, about 16 bytes per edge). Graphs and blocks must therefore not be modified in
+    place once used; fastgl's ops and samplers never do, they make new ones."""
     cache = structure.__dict__.setdefault("_aggregation_cache", {})
     if name not in cache:
         cache[name] = build()
@@ -41,16 +42,16 @@ def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, 
     return t_indptr[: num_src + 1], t_rows, t_slots
 
 
-def transposed_of(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor, Tensor]:
-    """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source (the CSR the
-    backward pass aggregates over), built on first use and cached on the structure."""
+def transposed_of(structure: Union[CSCGraph, Block],
+                  num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source, for ``num_src``
+    source rows (the CSR the backward pass aggregates over), built on first use and cached on
+    the structure."""
     def build():
         indptr, indices, _ = csc_of(structure)
-        num_src = structure.num_nodes if isinstance(structure, CSCGraph) else \
-            structure.num_src_nodes
         return _transposed(indptr, indices, num_src)
 
-    return cached(structure, "transposed", build)
+    return cached(structure, ("transposed", num_src), build)
 
 
 class _SpMM(torch.autograd.Function):
@@ -149,12 +150,19 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
     """
     _check_reduce("aggregate", reduce, _REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("aggregate", structure, x, edge_weight)
-    transposed = functools.partial(transposed_of, structure)
+    transposed = functools.partial(transposed_of, structure, x.shape[0])
     if reduce == "max":
         return _SpMMMax.apply(indptr, indices, edge_weight, x, transposed)
+    degree = indptr[1:] - indptr[:-1]
+    if reduce == "mean" and x.dtype in (torch.float16, torch.bfloat16):
+        # Scaled per edge, so the fp32 accumulator sums the mean's terms: a half-precision sum
+        # of a high-degree row could overflow before the row scale below.
+        scale = torch.repeat_interleave(1.0 / degree.clamp(min=1).to(x.dtype), degree,
+                                        output_size=indices.numel())
+        return _SpMM.apply(indptr, indices, scale if edge_weight is None else edge_weight * scale,
+                           x, transposed)
     out = _SpMM.apply(indptr, indices, edge_weight, x, transposed)
-    if reduce == "mean":  # the sum over in-degrees: a row scale, not a weight on every edge
-        degree = indptr[1:] - indptr[:-1]
+    if reduce == "mean":
         out = out * (1.0 / degree.clamp(min=1).to(out.dtype)).unsqueeze(1)
     return out
 

@@ -25,7 +25,8 @@
 #include <vector>
 #include <cstdlib>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// GCC on x86-64 glibc (ifunc); clang rejects target_clones on templates.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
 #define FASTGL_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define FASTGL_MULTIVERSION
@@ -43,13 +44,16 @@ constexpr int64_t kTasksPerThread = 4;  // row ranges of equal work per thread
 // as several scattered lines), while the shared last-level cache, which the threads' random
 // reads actually hit, keeps the model's point: split only what would not fit there.
 inline int64_t slab_cache_bytes() {
+  static const int64_t bytes = [] {
 #if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-  for (const int level : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long bytes = sysconf(level);
-    if (bytes > 0) return bytes;
-  }
+    for (const int level : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+      const long size = sysconf(level);
+      if (size > 0) return static_cast<int64_t>(size);
+    }
 #endif
-  return int64_t{32} << 20;
+    return int64_t{32} << 20;
+  }();
+  return bytes;
 }
 
 // Columns per slab for x of `rows` x `dim` elements of `element_bytes`: Q_f = bytes(x) / S_cache

@@ -22,8 +22,9 @@ namespace {
 using idmap::GrowingIdMap;
 
 constexpr int64_t kPairGrain = 256;
-// How far ahead the gather of drawn edges prefetches `indices` and `eid`: enough misses in
-// flight to hide their latency, few enough that the lines are still there when used.
+// How far ahead the passes over random nodes and edges prefetch what they will read (indptr
+// entries, `indices`, `eid`): enough misses in flight to hide their latency, few enough that the
+// lines are still there when used.
 constexpr int64_t kPrefetchDistance = 16;
 
 template <typename index_t, typename weight_t>
@@ -109,6 +110,10 @@ class HopSampler {
  private:
   int64_t node_of(int64_t key) const { return cfg_.disjoint ? key % g_.num_nodes : key; }
 
+  // Transits are random nodes, so their indptr entries are cache misses: requested a few
+  // transits ahead, they overlap.
+  void prefetch_offsets(int64_t key) const { __builtin_prefetch(g_.col_start + node_of(key)); }
+
   // Appends the edges the transits keys[begin, end) draw, their sources relabeled (Fused-Map).
   // Chunks of pairs are drawn in parallel, each into its own slots behind a prefix sum of the
   // draw counts, while one thread relabels the drawn chunks in order (row holds a neighbor's
@@ -121,6 +126,7 @@ class HopSampler {
     std::vector<int64_t> offset(num_pairs + 1, 0);
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
+        if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
         const int64_t t = node_of(transit_key[p]);
         const int64_t start = g_.col_start[t], stop = g_.col_start[t + 1];
         FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
@@ -201,6 +207,7 @@ class HopSampler {
     if (cfg_.disjoint) out.tree.resize(first + n);
     at::parallel_for(0, n, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
+        if (i + kPrefetchDistance < hi) prefetch_offsets(keys[i + kPrefetchDistance]);
         const int64_t node = node_of(keys[i]);
         out.nodes[first + i] = node;
         out.in_degrees[first + i] = g_.col_start[node + 1] - g_.col_start[node];
