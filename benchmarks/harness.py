@@ -77,9 +77,11 @@ def git_commit() -> str:
 
 
 def git_dirty() -> Optional[bool]:
-    """Whether tracked files differ from HEAD (``None`` when git is unavailable)."""
+    """Whether tracked files other than the results differ from HEAD (``None`` when git is
+    unavailable); a run of several benchmarks rewrites results files as it goes."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                              ":(exclude)benchmarks/results"],
                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True)
         return bool(out.stdout.strip())
     except (OSError, subprocess.SubprocessError):
