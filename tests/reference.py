@@ -368,6 +368,17 @@ def gather_rows_reference(x: Tensor, index: Optional[Tensor], out: Tensor,
 # sample_hops (batch 0: its draws are sample_neighbors' with the per-hop keys)
 # ---------------------------------------------------------------------------------------------
 
+def hop_key(key: int, hop: int) -> int:
+    """The per-hop Philox key the compiled sampler derives from the call's key (the golden-ratio
+    increment of splitmix64), as a signed int64 for the op schema."""
+    return as_op_key((key + (hop + 1) * 0x9E3779B97F4A7C15) & ((1 << 64) - 1))
+
+
+def as_op_key(key: int) -> int:
+    """An unsigned 64-bit key as the signed int64 the op schema takes."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
 def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], key: int,
                           replace: bool = False, weighted: bool = False, layerwise: bool = False,
                           disjoint: bool = False) -> Dict[str, List]:
@@ -375,7 +386,6 @@ def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], k
     own tests compare it with the exact distributions) and a pure-Python first-occurrence
     relabel of node keys (``tree * N + node`` when disjoint)."""
     from fastgl.ops import sample_neighbors
-    from fastgl.sampling.neighbor import hop_key
 
     n = graph.num_nodes
     seeds = [int(s) for s in seeds]

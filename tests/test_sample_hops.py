@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from fastgl import CSCGraph
 from fastgl.ops import sample_hops, sample_neighbors
-from fastgl.sampling.neighbor import as_op_key
-from reference import (edge_index_strategy, random_edge_index, random_weights,
+from reference import (as_op_key, edge_index_strategy, random_edge_index, random_weights,
                        sample_hops_reference)
 
 

@@ -38,8 +38,8 @@ namespace fastgl::sampling {
 using HopsResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
                               at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
-// Per-hop Philox key: the golden-ratio increment of splitmix64 (fastgl.sampling.neighbor.hop_key
-// derives the same keys in Python).
+// Per-hop Philox key: the golden-ratio increment of splitmix64 (tests/reference.py derives the
+// same keys in Python).
 constexpr uint64_t kHopKeyStep = 0x9E3779B97F4A7C15ULL;
 C10_HOST_DEVICE inline uint64_t hop_key(uint64_t key, int64_t hop) {
   return key + static_cast<uint64_t>(hop + 1) * kHopKeyStep;
@@ -110,10 +110,12 @@ inline void check_seed_offsets(const int64_t* seed_ptr, int64_t num_batches, int
 }
 
 // The op's arguments after the shared checks: contiguous, seeds as int64, optional tensors
-// undefined when absent. Both backends start here.
+// undefined when absent, and seed_ptr also read to the host (both backends need it there) and
+// checked. Both backends start here.
 struct HopsInputs {
   HopsConfig cfg;
   at::Tensor indptr, indices, weight, eid, seeds, seed_ptr;
+  std::vector<int64_t> seed_offsets;  // seed_ptr on the host
 };
 
 inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor& indices,
@@ -127,10 +129,19 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
   auto contiguous_or_undefined = [](const c10::optional<at::Tensor>& t) {
     return t.has_value() ? t->contiguous() : at::Tensor();
   };
-  return {std::move(cfg),         indptr.contiguous(),
-          indices.contiguous(),   contiguous_or_undefined(weight),
-          contiguous_or_undefined(eid), seeds.to(at::kLong).contiguous(),
-          seed_ptr.contiguous()};
+  const at::Tensor host_offsets = seed_ptr.to(at::kCPU).contiguous();
+  std::vector<int64_t> seed_offsets(host_offsets.data_ptr<int64_t>(),
+                                    host_offsets.data_ptr<int64_t>() + host_offsets.numel());
+  check_seed_offsets(seed_offsets.data(), seed_ptr.numel() - 1, seeds.numel(),
+                     indptr.numel() - 1, disjoint);
+  return {std::move(cfg),
+          indptr.contiguous(),
+          indices.contiguous(),
+          contiguous_or_undefined(weight),
+          contiguous_or_undefined(eid),
+          seeds.to(at::kLong).contiguous(),
+          seed_ptr.contiguous(),
+          std::move(seed_offsets)};
 }
 
 // The op's entry point for a backend's `run`, registered as &sample_hops_entry<run>.

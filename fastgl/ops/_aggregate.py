@@ -153,7 +153,7 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
     transposed = functools.partial(transposed_of, structure, x.shape[0])
     if reduce == "max":
         return _SpMMMax.apply(indptr, indices, edge_weight, x, transposed)
-    degree = indptr[1:] - indptr[:-1]
+    degree = indptr[1:] - indptr[:-1] if reduce == "mean" else None
     if reduce == "mean" and x.dtype in (torch.float16, torch.bfloat16):
         # Scaled per edge, so the fp32 accumulator sums the mean's terms: a half-precision sum
         # of a high-degree row could overflow before the row scale below.

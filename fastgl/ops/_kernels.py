@@ -89,9 +89,9 @@ def sample_hops(
     Batch ``b`` grows from ``seeds[seed_ptr[b]:seed_ptr[b+1]]``. Its nodes get local ids: the
     distinct seeds, then the nodes new at each hop, in first-occurrence order. At hop ``h`` each
     node new at hop ``h-1`` (every node so far with ``layerwise=True``, DGL's semantics) draws
-    ``fanouts[h]`` in-edges as :func:`sample_neighbors` with ``seed=hop_key(seed, h)`` would,
-    its draws numbered ``(b << 40) | p`` for the batch's ``p``-th transit (so batch 0 draws what
-    :func:`sample_neighbors` draws). ``disjoint=True`` grows one tree per seed.
+    ``fanouts[h]`` in-edges as :func:`sample_neighbors` would with a key derived from ``seed``
+    for hop ``h``, its draws numbered ``(b << 40) | p`` for the batch's ``p``-th transit (so batch
+    0 draws what :func:`sample_neighbors` draws). ``disjoint=True`` grows one tree per seed.
 
     Returns:
         a :class:`HopsSample`, batch-major: ``nodes`` (graph ids), ``node_counts [B, L+1]``,

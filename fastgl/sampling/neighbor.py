@@ -12,9 +12,6 @@ from .subgraph import SampledSubgraph
 
 Tensor = torch.Tensor
 
-# Per-hop Philox keys derived from one generator draw (the golden-ratio increment of splitmix64).
-_KEY_STEP = 0x9E3779B97F4A7C15
-
 
 class NeighborSampler:
     """Samples ``fanouts[h]`` in-neighbors per node at hop ``h+1`` (hop 1 first, like PyG).
@@ -108,23 +105,12 @@ def neighbor_sample(graph: CSCGraph, seeds: Tensor, fanouts: Sequence[int], repl
 
 
 def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
-    """One 62-bit Philox key from the generator of the graph's device (default: torch's)."""
+    """One 62-bit Philox key from the generator of the graph's device (default: torch's); the
+    compiled ops derive a key per hop from it."""
     if generator is not None and torch.device(generator.device).type != device.type:
         raise ValueError(f"neighbor_sample: the generator is on {generator.device} but the "
                          f"graph is on {device}")
     return int(torch.randint(0, 1 << 62, (1,), generator=generator, device=device))
-
-
-def hop_key(key: int, hop: int) -> int:
-    """Distinct per-hop key, as a signed int64 for the op schema (the compiled ops derive the
-    same keys from ``key``)."""
-    mixed = (key + (hop + 1) * _KEY_STEP) & ((1 << 64) - 1)
-    return mixed - (1 << 64) if mixed >= 1 << 63 else mixed
-
-
-def as_op_key(key: int) -> int:
-    """``key`` as the signed int64 the op schema takes."""
-    return key - (1 << 64) if key >= 1 << 63 else key
 
 
 def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor], key: int,
@@ -138,12 +124,12 @@ def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor], key: i
     out = sample_hops(graph.indptr, graph.indices, torch.cat(seed_batches), seed_ptr,
                       sampler.fanouts, replace=sampler.replace,
                       weight=graph.weight if sampler.weighted else None, eid=graph.eid,
-                      disjoint=sampler.disjoint, seed=as_op_key(key))
+                      disjoint=sampler.disjoint, seed=key)
     node_counts, edge_counts = out.node_counts.tolist(), out.edge_counts.tolist()
+    node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
     if timings is not None:  # drawing and Fused-Map relabeling are one pass: all of it is sampling
         _share_out(timings, "sample_s", time.perf_counter() - start,
-                   [0] + list(itertools.accumulate(sum(c) for c in edge_counts)))
-    node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
+                   [0] + list(itertools.accumulate(edge_sizes)))
     per_node = [t.split(node_sizes) for t in (out.nodes, out.in_degrees)]
     per_edge = [t.split(edge_sizes) for t in (out.row, out.col, out.edge_ids)]
     per_seed = out.seed_local.split(sizes)

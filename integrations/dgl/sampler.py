@@ -19,7 +19,7 @@ from dgl.dataloading import BlockSampler
 from dgl.heterograph import DGLBlock
 
 from fastgl.ops import sample_hops
-from fastgl.sampling.neighbor import as_op_key, draw_key
+from fastgl.sampling.neighbor import draw_key
 
 Tensor = torch.Tensor
 
@@ -123,7 +123,7 @@ class NeighborSampler(BlockSampler):
                                  torch.tensor([0, seeds.numel()], device=device),
                                  list(reversed(self.fanouts)), replace=self.replace,
                                  weight=weight, eid=csc.eid, layerwise=True,
-                                 seed=as_op_key(draw_key(None, device)))
+                                 seed=draw_key(None, device))
         finally:
             if restore is not None:
                 restore()

@@ -231,11 +231,10 @@ void reserve_for_window(WindowSample& out, int64_t num_batches) {
 
 template <typename index_t, typename weight_t>
 HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& seeds,
-                             const at::Tensor& seed_ptr, const HopsConfig& cfg) {
-  const int64_t num_batches = seed_ptr.numel() - 1;
+                             const std::vector<int64_t>& seed_offsets, const HopsConfig& cfg) {
+  const int64_t num_batches = static_cast<int64_t>(seed_offsets.size()) - 1;
   const int64_t num_hops = static_cast<int64_t>(cfg.fanouts.size());
-  const int64_t* seed_offset = seed_ptr.data_ptr<int64_t>();
-  check_seed_offsets(seed_offset, num_batches, seeds.numel(), g.num_nodes, cfg.disjoint);
+  const int64_t* seed_offset = seed_offsets.data();
   at::Tensor seed_local = at::empty({seeds.numel()}, seeds.options());
   const HopSampler<index_t, weight_t> sampler(g, cfg);
   WindowSample out;
@@ -274,7 +273,7 @@ HopsResult sample_hops_cpu(const HopsInputs& in) {
                                    weight_ptr,
                                    in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
                                    in.indptr.numel() - 1, in.indices.numel()};
-    return sample_hops_typed(g, in.seeds, in.seed_ptr, in.cfg);
+    return sample_hops_typed(g, in.seeds, in.seed_offsets, in.cfg);
   });
 }
 

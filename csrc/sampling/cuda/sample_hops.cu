@@ -219,8 +219,7 @@ HopsResult sample_hops_cuda(const HopsInputs& in) {
   const bool layerwise = cfg.layerwise, disjoint = cfg.disjoint;
   const auto options = seeds_c.options();
   const int64_t num_nodes = indptr_c.numel() - 1, num_batches = seed_ptr.numel() - 1;
-  const std::vector<int64_t> seed_offset = to_host(seed_ptr);
-  check_seed_offsets(seed_offset.data(), num_batches, seeds_c.numel(), num_nodes, disjoint);
+  const std::vector<int64_t>& seed_offset = in.seed_offsets;
 
   std::vector<int64_t> batch_size(num_batches);
   int64_t largest = 0;
