@@ -232,6 +232,11 @@ def check_blocks(sub, edge_index: Tensor) -> None:
             src_nodes = block.src_nodes.cpu()
             assert torch.equal(edge_index[0][eid], src_nodes[src])
             assert torch.equal(edge_index[1][eid], src_nodes[dst])
+        if block.indptr is not None:  # the CSC offsets a sampler's block carries describe dst
+            assert bool((dst[1:] >= dst[:-1]).all())
+            counts = torch.bincount(dst, minlength=block.num_dst_nodes)
+            assert torch.equal(block.indptr.cpu(),
+                               torch.cat([counts.new_zeros(1), counts.cumsum(0)]))
         if i > 0:  # consecutive blocks: each layer's sources are the previous layer's targets
             assert blocks[i - 1].num_dst_nodes == block.num_src_nodes
     if blocks:

@@ -1,5 +1,7 @@
 """aggregate / spmm / sddmm against a pure-PyTorch reference, with gradients and bad inputs."""
 
+import dataclasses
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -78,6 +80,40 @@ def shuffled(block):
     return Block(src=block.src[order], dst=block.dst[order], eid=block.eid[order],
                  src_nodes=block.src_nodes, num_src_nodes=block.num_src_nodes,
                  num_dst_nodes=block.num_dst_nodes), order
+
+
+@pytest.mark.parametrize("indptr, match", [
+    (torch.tensor([0, 1]), r"shape \[\d+\]"),
+    (None, "int64 tensor"),
+    ("first", "run from 0 to num_edges"),
+    ("last", "run from 0 to num_edges"),
+    ("decreasing", "without decreasing"),
+])
+def test_block_offsets_that_would_read_out_of_bounds_are_rejected(indptr, match):
+    block = sampled_blocks()[0]
+    good = block.indptr.clone()
+    if indptr is None:
+        indptr = good.int()
+    elif indptr == "first":
+        indptr = good + 1
+    elif indptr == "last":
+        indptr = good.clone()
+        indptr[-1] += 1
+    elif indptr == "decreasing":
+        indptr = good.clone()
+        indptr[1] = indptr[2] + 1
+    bad = dataclasses.replace(block, indptr=indptr)
+    with pytest.raises(ValueError, match=match):
+        aggregate(bad, torch.randn(block.num_src_nodes, 4))
+
+
+def test_block_offsets_move_with_the_block():
+    block = sampled_blocks()[0]
+    moved = block.to("cpu")
+    assert moved.indptr is not None and torch.equal(moved.indptr, block.indptr)
+    x = torch.randn(block.num_src_nodes, 4)
+    torch.testing.assert_close(aggregate(moved, x),
+                               aggregate(dataclasses.replace(block, indptr=None), x))
 
 
 def test_unsorted_block_uses_its_own_edge_order():

@@ -151,6 +151,41 @@ def test_csc_from_coo_op_mixed_dtypes():
     assert torch.equal(perm, ref_eid)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_csc_from_coo_is_the_stable_sort_at_any_thread_count(threads, dtype):
+    """Enough edges per node for one histogram per thread, and more nodes than one scan range:
+    every way of cutting the counting sort gives the stable sort by target."""
+    num_nodes, num_edges = 40_000, 400_000
+    gen = torch.Generator().manual_seed(threads)
+    src = torch.randint(0, num_nodes, (num_edges,), generator=gen, dtype=dtype)
+    dst = torch.randint(0, num_nodes, (num_edges,), generator=gen, dtype=dtype)
+    dst[: num_edges // 4] = 7  # a hub whose edges every chunk holds
+    order = torch.sort(dst.long(), stable=True).indices
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        indptr, indices, perm = csc_from_coo(src, dst, num_nodes)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(perm, order)
+    assert indices.dtype == dtype and torch.equal(indices, src[order])
+    counts = torch.bincount(dst.long(), minlength=num_nodes)
+    assert torch.equal(indptr, torch.cat([counts.new_zeros(1), counts.cumsum(0)]))
+
+
+@pytest.mark.parametrize("position", [0, 99_999, 150_000, 299_999])
+@pytest.mark.parametrize("bad", [-3, 1000])
+def test_csc_from_coo_finds_a_bad_id_anywhere_in_a_long_list(position, bad):
+    """The range check reduces long lists in parallel parts: a bad id in any part is found."""
+    ids = torch.randint(0, 1000, (300_000,), generator=torch.Generator().manual_seed(0))
+    ids[position] = bad
+    with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
+        csc_from_coo(ids, torch.zeros_like(ids), 1000)
+    with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
+        csc_from_coo(torch.zeros_like(ids).int(), ids.int(), 1000)
+
+
 # --- constructor and accessors ----------------------------------------------------------------
 
 def test_constructor_accepts_valid_arrays():

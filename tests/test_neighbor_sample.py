@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 import fastgl
-from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import neighbor_sample, sample_neighbors
+from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
+from fastgl.ops import aggregate, neighbor_sample, sample_neighbors
 from reference import (HUB_DEGREE, assert_same_subgraph, available_in_edges, check_blocks,
                        check_neighbor_sample, edge_index_strategy, empty_edge_index,
                        expected_draws, first_occurrence, hub_edge_index, isolated_edge_index,
@@ -611,6 +611,24 @@ def test_blocks_of_a_three_layer_sample():
     assert torch.equal(sub.in_degrees, in_degrees[sub.nodes])
     for b in blocks:
         assert torch.equal(b.src_in_degrees, in_degrees[b.src_nodes])
+        assert b.indptr is not None  # checked against dst by check_blocks
+
+
+def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
+    """A hand-made subgraph whose edges are not in target order gets blocks without indptr
+    (aggregation then sorts them itself), and still aggregates right."""
+    sub = SampledSubgraph(nodes=torch.tensor([4, 9, 2]), row=torch.tensor([2, 1, 2]),
+                          col=torch.tensor([1, 0, 0]), eid=torch.tensor([0, 1, 2]),
+                          num_sampled_nodes=[2, 1], num_sampled_edges=[3],
+                          seed_index=torch.tensor([0, 1]))
+    (block,) = sub.blocks()
+    assert block.indptr is None
+    x = torch.tensor([[1.0], [10.0], [100.0]])
+    assert aggregate(block, x).tolist() == [[110.0], [100.0]]
+    in_order = dataclasses.replace(sub, row=torch.tensor([1, 2, 2]), col=torch.tensor([0, 0, 1]))
+    (block,) = in_order.blocks()
+    assert block.indptr.tolist() == [0, 2, 3]
+    assert aggregate(block, x).tolist() == [[110.0], [100.0]]
 
 
 # ---------------------------------------------------------------------------------------------

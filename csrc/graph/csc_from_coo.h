@@ -10,7 +10,6 @@
 
 #include <ATen/ATen.h>
 
-#include <tuple>
 
 namespace fastgl::graph {
 
@@ -25,14 +24,6 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
   FASTGL_CHECK(num_nodes >= 0, op, "num_nodes must be >= 0, got ", num_nodes);
   check_ids_in_range(op, "src", src, num_nodes);
   check_ids_in_range(op, "dst", dst, num_nodes);
-}
-
-// Slot order -> CSC arrays; shared by both backends once `perm` is known.
-inline std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_permutation(
-    const at::Tensor& src, const at::Tensor& counts, const at::Tensor& perm) {
-  at::Tensor indptr = at::zeros({counts.numel() + 1}, counts.options().dtype(at::kLong));
-  indptr.narrow(0, 1, counts.numel()).copy_(at::cumsum(counts, 0));
-  return {indptr, src.index_select(0, perm), perm};
 }
 
 }  // namespace fastgl::graph

@@ -132,7 +132,7 @@ class Adjacency:
                                           output_size=new_indices.numel())
         return Block(src=new_indices, dst=new_dst, eid=torch.full_like(new_indices, -1),
                      src_nodes=self.structure.src_nodes, num_src_nodes=self.num_src,
-                     num_dst_nodes=num_dst)
+                     num_dst_nodes=num_dst, indptr=new_indptr)
 
 
 def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge_index") -> None:
@@ -181,7 +181,7 @@ def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adja
                                   output_size=src.numel())
     block = Block(src=src.to(torch.int64), dst=dst, eid=torch.arange(src.numel(), device=device),
                   src_nodes=torch.arange(num_src, device=device), num_src_nodes=num_src,
-                  num_dst_nodes=num_dst)
+                  num_dst_nodes=num_dst, indptr=indptr)
     return Adjacency(block, num_src, num_dst, None)
 
 
@@ -196,7 +196,7 @@ def _sorted_by_destination(src: Tensor, dst: Tensor, num_src: int, num_dst: int)
                                   indptr[1:] - indptr[:-1], output_size=indices.numel())
     src_nodes = torch.arange(num_src, device=indptr.device)
     block = Block(src=indices.to(torch.int64), dst=dst, eid=perm, src_nodes=src_nodes,
-                  num_src_nodes=num_src, num_dst_nodes=num_dst)
+                  num_src_nodes=num_src, num_dst_nodes=num_dst, indptr=indptr)
     return Adjacency(block, num_src, num_dst, perm)
 
 

@@ -120,12 +120,31 @@ def csc_of(structure: Union[CSCGraph, Block],
 
 def _block_csc(block: Block) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     dst, num_dst = block.dst, block.num_dst_nodes
+    if block.indptr is not None:
+        _check_block_indptr(block)
+        return block.indptr, block.src, None
     if dst.numel() < 2 or bool((dst[1:] >= dst[:-1]).all()):  # sampler blocks are dst-sorted
         counts = torch.bincount(dst, minlength=num_dst)
         indptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
         return indptr, block.src, None
     indptr, indices, perm = csc_from_coo(block.src, dst, max(num_dst, block.num_src_nodes))
     return indptr[: num_dst + 1], indices, perm
+
+
+def _check_block_indptr(block: Block) -> None:
+    """A block's own ``indptr`` is read by the compiled kernels, so offsets that would make them
+    read out of bounds are rejected here (one pass over the destinations)."""
+    indptr, num_dst = block.indptr, block.num_dst_nodes
+    if indptr.dim() != 1 or indptr.numel() != num_dst + 1 or indptr.dtype != torch.int64:
+        raise ValueError(f"Block.indptr must be an int64 tensor of shape [{num_dst + 1}] "
+                         f"(num_dst_nodes + 1), got {indptr.dtype} of shape {tuple(indptr.shape)}")
+    if indptr.device != block.src.device:
+        raise ValueError(f"Block.indptr is on {indptr.device} but the edges are on "
+                         f"{block.src.device}")
+    if bool((indptr[0] != 0) | (indptr[-1] != block.num_edges)
+            | (indptr[1:] < indptr[:-1]).any()):
+        raise ValueError(f"Block.indptr must run from 0 to num_edges = {block.num_edges} "
+                         f"without decreasing")
 
 
 def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor] = None,

@@ -15,8 +15,11 @@ class Block:
     Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
     source ``src[e]`` to local destination ``dst[e]``; ``eid[e]`` is its global edge id.
     ``src_nodes`` holds the global ids of the source nodes; ``src_in_degrees``, when known, their
-    in-degrees in the sampled graph (a sampler's blocks carry them: GCN normalization uses them
-    for the sources whose in-edges the block does not hold).
+    in-degrees in the whole graph sampled from (a sampler's blocks carry them: GCN normalization uses them
+    for the sources whose in-edges the block does not hold). ``indptr``, when known, is the CSC
+    offsets ``[num_dst_nodes + 1]`` of edges grouped by destination in order (``dst`` sorted,
+    destination ``v``'s in-edges at ``indptr[v] .. indptr[v+1]``); a sampler's blocks carry it,
+    so that aggregation need not rebuild it from ``dst``. It must describe ``dst``.
     """
 
     src: Tensor
@@ -26,14 +29,15 @@ class Block:
     num_src_nodes: int
     num_dst_nodes: int
     src_in_degrees: Optional[Tensor] = None
+    indptr: Optional[Tensor] = None
 
     def to(self, device: Union[str, torch.device]) -> "Block":
         """This block with its tensors on ``device``."""
         tensors = {name: getattr(self, name).to(device)
                    for name in ("src", "dst", "eid", "src_nodes")}
-        degrees = self.src_in_degrees
-        return replace(self, **tensors,
-                       src_in_degrees=None if degrees is None else degrees.to(device))
+        optional = {name: None if getattr(self, name) is None else getattr(self, name).to(device)
+                    for name in ("src_in_degrees", "indptr")}
+        return replace(self, **tensors, **optional)
 
     @property
     def dst_nodes(self) -> Tensor:
@@ -58,7 +62,7 @@ class SampledSubgraph:
         num_sampled_nodes: ``L+1`` counts: seeds, then nodes new at each hop.
         num_sampled_edges: ``L`` counts: edges sampled at each hop (edges are grouped by hop).
         seed_index: local index of every given seed (duplicates map to their first occurrence).
-        in_degrees: in-degree of every node of ``nodes`` in the sampled graph, or ``None``.
+        in_degrees: in-degree of every node of ``nodes`` in the whole graph sampled from (not in the sample), or ``None``.
         batch: for disjoint sampling, the seed (position in the batch) each node belongs to;
             ``None`` otherwise.
     """
@@ -94,6 +98,7 @@ class SampledSubgraph:
         num_layers = len(self.num_sampled_edges)
         node_ends = torch.tensor(self.num_sampled_nodes).cumsum(0).tolist()
         edge_ends = torch.tensor([0] + self.num_sampled_edges).cumsum(0).tolist()
+        indptr = self._target_offsets()
         blocks = []
         for layer in range(num_layers):
             hops = num_layers - layer  # edges of hops 1..hops
@@ -102,5 +107,17 @@ class SampledSubgraph:
                 src=self.row[:num_edges], dst=self.col[:num_edges], eid=self.eid[:num_edges],
                 src_nodes=self.nodes[:num_src], num_src_nodes=num_src,
                 num_dst_nodes=node_ends[hops - 1],
-                src_in_degrees=None if self.in_degrees is None else self.in_degrees[:num_src]))
+                src_in_degrees=None if self.in_degrees is None else self.in_degrees[:num_src],
+                indptr=None if indptr is None else indptr[: node_ends[hops - 1] + 1]))
         return blocks
+
+    def _target_offsets(self) -> Optional[Tensor]:
+        """CSC offsets of every node's sampled in-edges when the edges are grouped by target in
+        node order (a sampler's are: transits draw in turn), else ``None``. Every block's
+        destinations are a prefix of the nodes, so one array serves all blocks, and the blocks
+        need not each rebuild it for aggregation."""
+        col = self.col
+        if col.numel() > 1 and not bool((col[1:] >= col[:-1]).all()):
+            return None
+        counts = torch.bincount(col, minlength=self.nodes.numel())
+        return torch.cat([counts.new_zeros(1), counts.cumsum(0)])

@@ -116,7 +116,7 @@ def _structure_of(layer: str, graph) -> _Structure:
                                   output_size=indices.numel())
     block = Block(src=indices, dst=dst, eid=eid,
                   src_nodes=torch.arange(num_src, device=indptr.device),
-                  num_src_nodes=num_src, num_dst_nodes=num_dst)
+                  num_src_nodes=num_src, num_dst_nodes=num_dst, indptr=indptr)
     return _Structure(block, eid, in_degrees, bool(graph.is_block))
 
 

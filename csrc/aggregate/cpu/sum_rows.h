@@ -16,6 +16,8 @@
 // x86-64 (no -march=native).
 #pragma once
 
+#include "common/multiversion.h"
+
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
@@ -24,13 +26,6 @@
 #include <unistd.h>
 #include <vector>
 #include <cstdlib>
-
-// GCC on x86-64 glibc (ifunc); clang rejects target_clones on templates.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
-#define FASTGL_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define FASTGL_MULTIVERSION
-#endif
 
 namespace fastgl::aggregate {
 

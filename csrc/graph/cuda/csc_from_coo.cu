@@ -5,7 +5,20 @@
 
 #include <torch/library.h>
 
+#include <tuple>
+
 namespace fastgl::graph {
+namespace {
+
+// Slot order -> CSC arrays.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_permutation(
+    const at::Tensor& src, const at::Tensor& counts, const at::Tensor& perm) {
+  at::Tensor indptr = at::zeros({counts.numel() + 1}, counts.options().dtype(at::kLong));
+  indptr.narrow(0, 1, counts.numel()).copy_(at::cumsum(counts, 0));
+  return {indptr, src.index_select(0, perm), perm};
+}
+
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cuda(const at::Tensor& src,
                                                                  const at::Tensor& dst,
