@@ -34,9 +34,11 @@ Methods, all on the same structure, ``x [num_src, d]`` (standard normal) and fp3
 (uniform in [0, 1)), all in one run on one device:
 
 * ``fastgl``: ``fastgl.ops.aggregate(structure, x, edge_weight)``; on a block (a fresh copy per
-  call, as a sampled block serves one training step) this includes turning the block's sorted
-  ``dst`` into an ``indptr`` (a bincount) and, for the backward, building its transposed
-  structure on every call; a whole graph keeps both cached on it across calls (and epochs);
+  call, as a sampled block serves one training step) this includes checking the ``indptr`` the
+  sampler's block carries (``SampledSubgraph.blocks()`` builds it, once for all of a sample's
+  blocks, outside the timing, as torch.sparse's CSR is) and, for the backward, building the
+  transposed structure on every call; a whole graph keeps the transpose cached on it across
+  calls (and epochs);
 * ``torch.sparse``: ``torch.sparse.mm(torch.sparse_csr_tensor(indptr, indices, w), x)``, the
   ``indptr`` precomputed and each row's columns sorted once (torch's CSR backward for the
   values assumes sorted columns; the tensor itself is wrapped in every call, which is free).
@@ -286,9 +288,9 @@ def make_methods(s: Structure) -> Dict[str, Callable[[Tensor, Tensor], Tensor]]:
     coo_index = torch.stack([s.dst, s.src])
 
     def fastgl_fn(x, w):
-        # A sampled block serves one training step: a fresh copy per call, so that building
-        # its CSC and (backward) transposed structure is timed; a whole graph keeps them cached
-        # across calls, as it does across epochs.
+        # A sampled block serves one training step: a fresh copy per call, so that checking its
+        # CSC offsets and building its (backward) transposed structure are timed; a whole graph
+        # keeps them cached across calls, as it does across epochs.
         structure = replace(s.fastgl) if isinstance(s.fastgl, Block) else s.fastgl
         return aggregate(structure, x, w, reduce="sum")
 
