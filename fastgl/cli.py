@@ -22,6 +22,8 @@ def info_lines() -> List[str]:
         f"torch: {torch.__version__}",
         f"compiled backends: {backends}",
         f"CUDA archs: {_C.cuda_archs or 'none (built without CUDA)'}",
+        f"CPU kernels: {', '.join(_C.cpu_isas)} (built by {_C.compiler}; the best the CPU runs "
+        f"is picked at load)",
         f"threads: {torch.get_num_threads()}",
         f"GPU: {gpu}",
     ]

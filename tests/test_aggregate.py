@@ -95,7 +95,8 @@ def test_block_offsets_that_would_read_out_of_bounds_are_rejected(indptr, match)
     if indptr is None:
         indptr = good.int()
     elif indptr == "first":
-        indptr = good + 1
+        indptr = good.clone()
+        indptr[0] = -1
     elif indptr == "last":
         indptr = good.clone()
         indptr[-1] += 1

@@ -29,6 +29,21 @@ def test_info_names_versions_backends_and_threads():
     assert f"torch: {torch.__version__}" in out
     assert "compiled backends: cpu" in out
     assert "CUDA archs:" in out and "threads:" in out and "GPU:" in out
+    assert "CPU kernels:" in out
+
+
+def test_gcc_builds_on_x86_64_glibc_carry_wide_cpu_kernels():
+    """The hot CPU loops are compiled for AVX-512 and AVX2 besides the baseline; if the
+    multiversioning test in common/multiversion.h stops matching (it once did, silently, and
+    spmm ran 1.9x slower) every test would still pass but this one."""
+    import platform
+
+    from fastgl import _C
+
+    if _C.compiler != "gcc" or platform.machine() != "x86_64" or platform.libc_ver()[0] != "glibc":
+        pytest.skip(f"multiversioning is built only by GCC on x86-64 glibc (this build: "
+                    f"{_C.compiler}, {platform.machine()}, {platform.libc_ver()[0] or 'no glibc'})")
+    assert _C.cpu_isas == ("avx512f", "avx2", "default")
 
 
 def test_train_synthetic_writes_summary(tmp_path):

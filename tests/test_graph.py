@@ -177,13 +177,19 @@ def test_csc_from_coo_is_the_stable_sort_at_any_thread_count(threads, dtype):
 @pytest.mark.parametrize("position", [0, 99_999, 150_000, 299_999])
 @pytest.mark.parametrize("bad", [-3, 1000])
 def test_csc_from_coo_finds_a_bad_id_anywhere_in_a_long_list(position, bad):
-    """The range check reduces long lists in parallel parts: a bad id in any part is found."""
+    """The range check reduces long lists in parallel parts (one per thread): a bad id in any
+    part is found."""
     ids = torch.randint(0, 1000, (300_000,), generator=torch.Generator().manual_seed(0))
     ids[position] = bad
-    with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
-        csc_from_coo(ids, torch.zeros_like(ids), 1000)
-    with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
-        csc_from_coo(torch.zeros_like(ids).int(), ids.int(), 1000)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
+            csc_from_coo(ids, torch.zeros_like(ids), 1000)
+        with pytest.raises(RuntimeError, match="negative" if bad < 0 else "out of range"):
+            csc_from_coo(torch.zeros_like(ids).int(), ids.int(), 1000)
+    finally:
+        torch.set_num_threads(before)
 
 
 # --- constructor and accessors ----------------------------------------------------------------

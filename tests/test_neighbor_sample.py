@@ -631,6 +631,18 @@ def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
     assert aggregate(block, x).tolist() == [[110.0], [100.0]]
 
 
+def test_blocks_of_hops_that_do_not_target_the_hop_before_carry_no_offsets():
+    """Sorted targets are not enough: hop 2's edge here targets a seed, so block 1 (hop 1's
+    edges only) cannot take a prefix of one offsets array."""
+    sub = SampledSubgraph(nodes=torch.tensor([0, 1, 2]), row=torch.tensor([1, 2]),
+                          col=torch.tensor([0, 0]), eid=torch.tensor([0, 1]),
+                          num_sampled_nodes=[1, 1, 1], num_sampled_edges=[1, 1],
+                          seed_index=torch.tensor([0]))
+    blocks = sub.blocks()
+    assert all(block.indptr is None for block in blocks)
+    assert aggregate(blocks[1], torch.tensor([[1.0], [10.0]])).tolist() == [[10.0]]
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------------------------

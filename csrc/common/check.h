@@ -2,16 +2,10 @@
 // what was expected and what came, so a user can fix the call without reading the source.
 #pragma once
 
-#include "common/multiversion.h"
-
 #include <ATen/ATen.h>
-#include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
 
-#include <algorithm>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace fastgl {
 
@@ -47,36 +41,10 @@ inline void check_same_device(const char* op, const char* name, const at::Tensor
                " is on ", ref.device(), "; move them to the same device");
 }
 
-// Smallest and largest of n > 0 ids, in one vectorized pass (ATen's int64 aminmax is not).
-template <typename T>
-FASTGL_MULTIVERSION std::pair<int64_t, int64_t> min_max_span(const T* ids, int64_t n) {
-  T lo = ids[0], hi = ids[0];
-  for (int64_t i = 1; i < n; ++i) {
-    lo = ids[i] < lo ? ids[i] : lo;
-    hi = ids[i] > hi ? ids[i] : hi;
-  }
-  return {lo, hi};
-}
-
-inline std::pair<int64_t, int64_t> min_max_ids_cpu(const at::Tensor& ids) {
-  constexpr int64_t kGrain = 1 << 16;
-  const at::Tensor c = ids.contiguous();
-  return AT_DISPATCH_INDEX_TYPES(c.scalar_type(), "min_max_ids", [&] {
-    const index_t* data = c.data_ptr<index_t>();
-    const int64_t n = c.numel();
-    const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kGrain));
-    std::vector<std::pair<int64_t, int64_t>> part(parts);
-    at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) {
-        const int64_t lo = p * n / parts, hi = (p + 1) * n / parts;
-        part[p] = min_max_span(data + lo, hi - lo);
-      }
-    });
-    std::pair<int64_t, int64_t> all = part[0];
-    for (const auto& [lo, hi] : part) all = {std::min(all.first, lo), std::max(all.second, hi)};
-    return all;
-  });
-}
+// min_max_ids on a non-empty CPU tensor (check.cpp): one vectorized, parallel pass; ATen's int64
+// aminmax is not vectorized. Compiled once, with OpenMP and the CPU clones, not in every file
+// that includes this header (nvcc compiles without either).
+std::pair<int64_t, int64_t> min_max_ids_cpu(const at::Tensor& ids);
 
 // Smallest and largest value of a non-empty id tensor. One min/max reduction; on CUDA this
 // synchronizes once (not twice), which the ops checking ranges need anyway to size outputs.

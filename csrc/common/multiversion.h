@@ -8,7 +8,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__) && \
     !defined(__CUDACC__)
-#define FASTGL_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
+#define FASTGL_MULTIVERSION_ISAS "avx512f", "avx2", "default"
+#define FASTGL_MULTIVERSION __attribute__((target_clones(FASTGL_MULTIVERSION_ISAS)))
 #else
 #define FASTGL_MULTIVERSION
 #endif

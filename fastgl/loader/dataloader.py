@@ -305,8 +305,7 @@ def _tensors_of(batch: MiniBatch) -> List[Tensor]:
     tensors = [batch.nodes, batch.x] + ([] if batch.y is None else [batch.y])
     for block in batch.blocks:
         tensors += [block.src, block.dst, block.eid, block.src_nodes]
-        if block.src_in_degrees is not None:
-            tensors.append(block.src_in_degrees)
+        tensors += [t for t in (block.src_in_degrees, block.indptr) if t is not None]
     return [t for t in tensors if t.is_cuda]
 
 

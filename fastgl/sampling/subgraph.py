@@ -15,11 +15,13 @@ class Block:
     Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
     source ``src[e]`` to local destination ``dst[e]``; ``eid[e]`` is its global edge id.
     ``src_nodes`` holds the global ids of the source nodes; ``src_in_degrees``, when known, their
-    in-degrees in the whole graph sampled from (a sampler's blocks carry them: GCN normalization uses them
-    for the sources whose in-edges the block does not hold). ``indptr``, when known, is the CSC
-    offsets ``[num_dst_nodes + 1]`` of edges grouped by destination in order (``dst`` sorted,
-    destination ``v``'s in-edges at ``indptr[v] .. indptr[v+1]``); a sampler's blocks carry it,
-    so that aggregation need not rebuild it from ``dst``. It must describe ``dst``.
+    in-degrees in the whole graph sampled from (a sampler's blocks carry them: GCN normalization
+    uses them for the sources whose in-edges the block does not hold). ``indptr``, when known, is
+    the CSC offsets ``[num_dst_nodes + 1]`` of edges grouped by destination in order (``dst``
+    sorted, destination ``v``'s in-edges at ``indptr[v] .. indptr[v+1]``); a sampler's blocks
+    carry it, so that aggregation need not rebuild it from ``dst``. It must describe ``dst``:
+    a block whose edges are reordered or replaced (``dataclasses.replace(block, src=...,
+    dst=...)``) must drop it (``indptr=None``) or give the new one.
     """
 
     src: Tensor
@@ -62,7 +64,8 @@ class SampledSubgraph:
         num_sampled_nodes: ``L+1`` counts: seeds, then nodes new at each hop.
         num_sampled_edges: ``L`` counts: edges sampled at each hop (edges are grouped by hop).
         seed_index: local index of every given seed (duplicates map to their first occurrence).
-        in_degrees: in-degree of every node of ``nodes`` in the whole graph sampled from (not in the sample), or ``None``.
+        in_degrees: in-degree of every node of ``nodes`` in the whole graph sampled from (not
+            in the sample), or ``None``.
         batch: for disjoint sampling, the seed (position in the batch) each node belongs to;
             ``None`` otherwise.
     """
@@ -98,7 +101,7 @@ class SampledSubgraph:
         num_layers = len(self.num_sampled_edges)
         node_ends = torch.tensor(self.num_sampled_nodes).cumsum(0).tolist()
         edge_ends = torch.tensor([0] + self.num_sampled_edges).cumsum(0).tolist()
-        indptr = self._target_offsets()
+        indptr = self._target_offsets(node_ends, edge_ends)
         blocks = []
         for layer in range(num_layers):
             hops = num_layers - layer  # edges of hops 1..hops
@@ -111,13 +114,17 @@ class SampledSubgraph:
                 indptr=None if indptr is None else indptr[: node_ends[hops - 1] + 1]))
         return blocks
 
-    def _target_offsets(self) -> Optional[Tensor]:
+    def _target_offsets(self, node_ends: List[int], edge_ends: List[int]) -> Optional[Tensor]:
         """CSC offsets of every node's sampled in-edges when the edges are grouped by target in
-        node order (a sampler's are: transits draw in turn), else ``None``. Every block's
-        destinations are a prefix of the nodes, so one array serves all blocks, and the blocks
-        need not each rebuild it for aggregation."""
+        node order and each hop's edges target the nodes of the hop before (a sampler's are:
+        transits draw in turn), else ``None``. Every block's destinations are then a prefix of
+        the nodes and its edges a prefix of the edges, so one array serves all blocks, and the
+        blocks need not each rebuild it for aggregation."""
         col = self.col
         if col.numel() > 1 and not bool((col[1:] >= col[:-1]).all()):
             return None
         counts = torch.bincount(col, minlength=self.nodes.numel())
-        return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        indptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        if indptr[node_ends[:-1]].tolist() != edge_ends[1:]:
+            return None
+        return indptr

@@ -1,0 +1,49 @@
+// The CPU half of check.h's id range check.
+#include "common/check.h"
+#include "common/multiversion.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace fastgl {
+
+namespace {
+
+// Smallest and largest of n > 0 ids, in one vectorized pass.
+template <typename T>
+FASTGL_MULTIVERSION std::pair<int64_t, int64_t> min_max_span(const T* ids, int64_t n) {
+  T lo = ids[0], hi = ids[0];
+  for (int64_t i = 1; i < n; ++i) {
+    lo = ids[i] < lo ? ids[i] : lo;
+    hi = ids[i] > hi ? ids[i] : hi;
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> min_max_ids_cpu(const at::Tensor& ids) {
+  constexpr int64_t kGrain = 1 << 16;
+  const at::Tensor c = ids.contiguous();
+  return AT_DISPATCH_INDEX_TYPES(c.scalar_type(), "min_max_ids", [&] {
+    const index_t* data = c.data_ptr<index_t>();
+    const int64_t n = c.numel();
+    const int64_t parts =
+        std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kGrain));
+    std::vector<std::pair<int64_t, int64_t>> part(parts);
+    at::parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t lo = p * n / parts, hi = (p + 1) * n / parts;
+        part[p] = min_max_span(data + lo, hi - lo);
+      }
+    });
+    std::pair<int64_t, int64_t> all = part[0];
+    for (const auto& [lo, hi] : part) all = {std::min(all.first, lo), std::max(all.second, hi)};
+    return all;
+  });
+}
+
+}  // namespace fastgl
