@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/check.h"
+#include "common/prefault.h"
 
 #include <ATen/ATen.h>
 #include <c10/macros/Macros.h>
@@ -179,6 +180,7 @@ std::tuple<at::Tensor, at::Tensor> spmm_max_entry(const at::Tensor& indptr,
                                                   const at::Tensor& x) {
   check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
   at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
+  prefault_for_write(arg);  // no-op off the CPU
   at::Tensor out = Backend::template run<MaxReducer>(indptr, indices, weight, x, AllEdges{},
                                                     arg.data_ptr<int64_t>());
   return {out, arg};

@@ -1,5 +1,6 @@
 // CPU edge_softmax forward/backward: (row, head) pairs in parallel over edge_softmax.h.
 #include "aggregate/edge_softmax.h"
+#include "common/prefault.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -28,6 +29,7 @@ at::Tensor edge_softmax_cpu(const at::Tensor& indptr, const at::Tensor& scores) 
   check_edge_softmax_inputs("edge_softmax", indptr, scores);
   const at::Tensor scores_c = scores.contiguous(), indptr_c = indptr.contiguous();
   at::Tensor out = at::empty_like(scores_c);
+  prefault_for_write(out);
   const int64_t heads = scores.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(),
                                   "edge_softmax_cpu", [&] {
@@ -46,6 +48,7 @@ at::Tensor edge_softmax_backward_cpu(const at::Tensor& indptr, const at::Tensor&
   const at::Tensor out_c = out.contiguous(), grad_c = grad.contiguous();
   const at::Tensor indptr_c = indptr.contiguous();
   at::Tensor grad_scores = at::empty_like(out_c);
+  prefault_for_write(grad_scores);
   const int64_t heads = out.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(),
                                   "edge_softmax_backward_cpu", [&] {

@@ -3,6 +3,7 @@
 // sum_rows.h; max (with its winning slots) on the generic row kernel below.
 #include "aggregate/spmm.h"
 #include "aggregate/cpu/sum_rows.h"
+#include "common/prefault.h"
 
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -87,6 +88,7 @@ at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
   const at::Tensor indices_c = indices.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
   at::Tensor out = at::empty({indptr.numel() - 1, x.size(1)}, x.options());
+  prefault_for_write(out);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
@@ -112,6 +114,7 @@ at::Tensor sddmm_cpu(const at::Tensor& indptr, const at::Tensor& indices, const 
   const at::Tensor a_c = a.contiguous(), b_c = b.contiguous(), indptr_c = indptr.contiguous();
   const at::Tensor indices_c = indices.contiguous();
   at::Tensor out = at::empty({indices.numel()}, a.options());
+  prefault_for_write(out);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, a.scalar_type(), "sddmm_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sddmm_cpu", [&] {
       sddmm_rows<scalar_t, index_t>(indptr_c, indices_c, a_c, b_c, out);

@@ -2,6 +2,7 @@
 // and rows (for the edge weights) in parallel, each summed by one thread in slot order, in the
 // op-math type.
 #include "aggregate/spmm_max_backward.h"
+#include "common/prefault.h"
 
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -84,6 +85,7 @@ at::Tensor spmm_max_backward_x_cpu(const at::Tensor& t_indptr, const at::Tensor&
   const at::Tensor grad_c = grad.contiguous();
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
   at::Tensor grad_x = at::empty({t_indptr.numel() - 1, grad.size(1)}, grad.options());
+  prefault_for_write(grad_x);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
                                   "spmm_max_backward_x_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x_cpu", [&] {
@@ -102,6 +104,7 @@ at::Tensor spmm_max_backward_weight_cpu(const at::Tensor& indptr, const at::Tens
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
   const at::Tensor x_c = x.contiguous(), arg_c = arg.contiguous(), grad_c = grad.contiguous();
   at::Tensor grad_weight = at::empty({indices.numel()}, grad.options());
+  prefault_for_write(grad_weight);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
                                   "spmm_max_backward_weight_cpu", [&] {
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight_cpu", [&] {

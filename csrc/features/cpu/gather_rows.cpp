@@ -1,5 +1,6 @@
 // CPU gather_rows: rows are independent, so threads split them and memcpy whole rows.
 #include "features/gather_rows.h"
+#include "common/prefault.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -20,6 +21,7 @@ void gather_rows_cpu(const at::Tensor& x, const c10::optional<at::Tensor>& index
   const int64_t* dst_rows = row_ids(out_index, out_index_holder);
   const char* src = static_cast<const char*>(x.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
+  prefault_for_write(out);
   // About 64 KB per task: small rows are batched, large rows still spread over threads.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / copy.row_bytes);
   at::parallel_for(0, copy.num_rows, grain, [&](int64_t begin, int64_t end) {
