@@ -35,9 +35,13 @@ struct Csc {
   const int64_t* eid;      // null: an edge's id is its slot
   int64_t num_nodes, num_edges;
 
-  const weight_t* weights_of(int64_t node) const {
-    return weight ? weight + col_start[node] : nullptr;
-  }
+  // The weights of the in-edges from CSC slot `start` on (null when unweighted).
+  const weight_t* weight_from(int64_t start) const { return weight ? weight + start : nullptr; }
+};
+
+// A transit's in-edges: CSC slots [start, start + degree).
+struct Adjacency {
+  int64_t start, degree;
 };
 
 // A vector whose resize leaves new elements uninitialized: edge arrays are sized first and then
@@ -124,6 +128,9 @@ class HopSampler {
     check_frontier_size(num_pairs);
     const int64_t* transit_key = nodes.keys().data() + begin;
     std::vector<int64_t> offset(num_pairs + 1, 0);
+    // Each transit's in-edge range, read here once: the draws below then find it in order
+    // instead of missing on the transit's indptr entries a second time.
+    std::vector<Adjacency> adjacency(num_pairs);
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
@@ -131,7 +138,8 @@ class HopSampler {
         const int64_t start = g_.col_start[t], stop = g_.col_start[t + 1];
         FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
                      " (node ", t, ")");
-        offset[p + 1] = num_draws(hop, g_.weights_of(t), stop - start);
+        adjacency[p] = {start, stop - start};
+        offset[p + 1] = num_draws(hop, g_.weight_from(start), stop - start);
       }
     });
     check_draws_fit(kHopsOp, num_pairs, hop.fanout, hop.replace, g_.num_edges);
@@ -151,7 +159,7 @@ class HopSampler {
         [&](int64_t chunk) {
           const auto [lo, hi] = pairs_of(chunk);
           for (int64_t p = lo; p < hi; ++p) {
-            draw_slots(pair_stream(batch_index, p), hop, node_of(transits[p]), first + offset[p],
+            draw_slots(pair_stream(batch_index, p), hop, adjacency[p], first + offset[p],
                        offset[p + 1] - offset[p], window);
           }
           gather_sources(transits.data(), begin, lo, hi, first, offset.data(), window);
@@ -162,13 +170,13 @@ class HopSampler {
         });
   }
 
-  // Pair `stream` draws `count` in-edges of transit t into edge_ids[first ..] as CSC slots.
-  void draw_slots(uint64_t stream, const DrawConfig& hop, int64_t t, int64_t first, int64_t count,
-                  WindowSample& window) const {
-    const int64_t start = g_.col_start[t];
+  // Pair `stream` draws `count` of a transit's in-edges into edge_ids[first ..] as CSC slots.
+  void draw_slots(uint64_t stream, const DrawConfig& hop, const Adjacency& in_edges,
+                  int64_t first, int64_t count, WindowSample& window) const {
     int64_t* slot = window.edge_ids.data() + first;
-    draw_neighbor_offsets(hop, stream, g_.weights_of(t), g_.col_start[t + 1] - start, count, slot);
-    for (int64_t j = 0; j < count; ++j) slot[j] += start;
+    draw_neighbor_offsets(hop, stream, g_.weight_from(in_edges.start), in_edges.degree, count,
+                          slot);
+    for (int64_t j = 0; j < count; ++j) slot[j] += in_edges.start;
   }
 
   // For the edges of pairs lo .. hi, all drawn: the source key goes to row, the transit's local
