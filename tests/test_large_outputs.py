@@ -11,7 +11,8 @@ import sys
 import pytest
 import torch
 
-from fastgl.ops import gather_rows
+from fastgl import CSCGraph
+from fastgl.ops import aggregate, edge_softmax, gather_rows
 
 # 100,000 x 128 float32 = 51 MB: above glibc's largest mmap threshold (32 MB), so every such
 # output is a fresh mapping whose pages are not resident yet.
@@ -24,10 +25,18 @@ def populate_write_supported() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
-    page = mmap.mmap(-1, mmap.PAGESIZE)
-    address = ctypes.addressof(ctypes.c_char.from_buffer(page))
-    return libc.madvise(ctypes.c_void_p(address), ctypes.c_size_t(mmap.PAGESIZE),
-                        MADV_POPULATE_WRITE) == 0
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    page = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if page in (None, ctypes.c_void_p(-1).value):
+        return False
+    try:
+        return libc.madvise(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE),
+                            MADV_POPULATE_WRITE) == 0
+    finally:
+        libc.munmap(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE))
 
 
 class PerfEventAttr(ctypes.Structure):
@@ -40,9 +49,9 @@ class PerfEventAttr(ctypes.Structure):
 
 
 def user_page_fault_counter():
-    """A file descriptor counting this thread's minor page faults taken in user mode, or None.
-    Pages the kernel populates on a system call's behalf (madvise) are not counted: that is the
-    difference this test looks for."""
+    """A file descriptor counting this thread's minor page faults, or None. Only faults raised by
+    the thread's own accesses reach this counter; pages a system call (madvise) populates do
+    not: that is the difference this test looks for."""
     if PERF_EVENT_OPEN is None or not sys.platform.startswith("linux"):
         return None
     exclude_kernel_and_hypervisor = (1 << 5) | (1 << 6)
@@ -85,12 +94,47 @@ def test_large_sum_and_max_match_reference(two_in_edges_per_row):
     assert torch.equal(arg, indptr[:-1].unsqueeze(1) + slot)
 
 
+def test_large_max_backward_matches_reference(two_in_edges_per_row):
+    indptr, indices, weight, x = two_in_edges_per_row
+    graph = CSCGraph(indptr, indices)
+    x = x.clone().requires_grad_()
+    grad = torch.randn(NUM_ROWS, DIM, generator=torch.Generator().manual_seed(1))
+    aggregate(graph, x, weight, reduce="max").backward(grad)
+    x_ref = x.detach().clone().requires_grad_()
+    (weight.unsqueeze(1) * x_ref[indices]).view(NUM_ROWS, 2, DIM).amax(1).backward(grad)
+    torch.testing.assert_close(x.grad, x_ref.grad)
+
+
+def test_large_edge_softmax_matches_reference(two_in_edges_per_row):
+    indptr, indices, _, _ = two_in_edges_per_row
+    heads = 8  # [E, 8] float32: 6.4 MB, above the 4 MB from which outputs are populated
+    scores = torch.randn(indices.numel(), heads, generator=torch.Generator().manual_seed(2))
+    out = edge_softmax(CSCGraph(indptr, indices), scores)
+    expected = scores.view(NUM_ROWS, 2, heads).softmax(1).view(-1, heads)
+    torch.testing.assert_close(out, expected)
+
+
 def test_large_gather_matches_indexing(two_in_edges_per_row):
     _, indices, _, x = two_in_edges_per_row
     rows = indices[:NUM_ROWS]
     out = torch.empty(NUM_ROWS, DIM)
     gather_rows(x, rows, out=out)
     assert torch.equal(out, x[rows])
+
+
+def test_large_gather_into_part_of_out(two_in_edges_per_row):
+    _, indices, _, x = two_in_edges_per_row
+    rows = indices[:NUM_ROWS // 2]
+    out = torch.full((NUM_ROWS, DIM), 7.0)
+    gather_rows(x, rows, out=out)  # writes the first half, leaves the rest alone
+    assert torch.equal(out[:NUM_ROWS // 2], x[rows])
+    assert bool((out[NUM_ROWS // 2:] == 7.0).all())
+    scattered = torch.full((NUM_ROWS, DIM), 7.0)
+    targets = torch.randperm(NUM_ROWS, generator=torch.Generator().manual_seed(3))[:NUM_ROWS // 2]
+    gather_rows(x, rows, out=scattered, out_index=targets)
+    expected = torch.full((NUM_ROWS, DIM), 7.0)
+    expected[targets] = x[rows]
+    assert torch.equal(scattered, expected)
 
 
 @pytest.mark.skipif(not populate_write_supported(),

@@ -1,10 +1,10 @@
+// prefault_for_write (prefault.h): one madvise(MADV_POPULATE_WRITE) per thread over its share of
+// a fresh output's pages. The call only makes pages resident; it never changes their contents.
 #include "common/prefault.h"
 
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstdint>
 
 #if defined(__linux__)
@@ -24,38 +24,53 @@ namespace {
 
 // Below this, faulting on demand costs too little to matter.
 constexpr uintptr_t kMinBytes = uintptr_t{4} << 20;
-// Each task populates at least this much (one system call).
+// Threads split the pages in chunks of this size (at least one chunk per thread's call).
 constexpr uintptr_t kChunkBytes = uintptr_t{2} << 20;
 
-std::atomic<bool> populate_supported{true};
+uintptr_t page_size() {
+  static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
 
-bool first_page_resident(uintptr_t page, uintptr_t page_size) {
-  unsigned char resident = 0;
-  if (mincore(reinterpret_cast<void*>(page), page_size, &resident) != 0) return true;
-  return (resident & 1) != 0;
+// Whether this kernel knows MADV_POPULATE_WRITE, asked once on a private page of our own: an
+// error on a caller's memory (a driver's mapping, say) says nothing about the kernel.
+bool populate_supported() {
+  static const bool supported = [] {
+    void* page = mmap(nullptr, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (page == MAP_FAILED) return false;
+    const bool ok = madvise(page, page_size(), MADV_POPULATE_WRITE) == 0;
+    munmap(page, page_size());
+    return ok;
+  }();
+  return supported;
+}
+
+bool resident(uintptr_t page) {
+  unsigned char in_core = 0;
+  if (mincore(reinterpret_cast<void*>(page), page_size(), &in_core) != 0) return true;
+  return (in_core & 1) != 0;
 }
 
 }  // namespace
 
 void prefault_for_write(const at::Tensor& t) {
   if (!t.defined() || !t.device().is_cpu() || !t.is_contiguous() || t.nbytes() < kMinBytes ||
-      !populate_supported.load(std::memory_order_relaxed)) {
+      !populate_supported()) {
     return;
   }
-  const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t start = reinterpret_cast<uintptr_t>(t.data_ptr());
-  // Whole pages inside the tensor only: the partial pages at its ends may belong to others.
-  const uintptr_t first = (start + page_size - 1) & ~(page_size - 1);
-  const uintptr_t last = (start + t.nbytes()) & ~(page_size - 1);
-  if (last <= first || first_page_resident(first, page_size)) return;
+  // Whole pages inside the tensor only: the partial pages at its ends are shared with other
+  // allocations, already resident or not ours to commit.
+  const uintptr_t first = (start + page_size() - 1) & ~(page_size() - 1);
+  const uintptr_t last = (start + t.nbytes()) & ~(page_size() - 1);
+  if (last <= first || resident(first)) return;
   const int64_t chunks = static_cast<int64_t>((last - first + kChunkBytes - 1) / kChunkBytes);
   at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
     const uintptr_t from = first + static_cast<uintptr_t>(begin) * kChunkBytes;
     const uintptr_t to = std::min(last, first + static_cast<uintptr_t>(end) * kChunkBytes);
-    if (madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE) != 0 &&
-        errno == EINVAL) {
-      populate_supported.store(false, std::memory_order_relaxed);
-    }
+    // A failure (no memory, a special mapping) leaves the pages to fault in on demand.
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
   });
 }
 

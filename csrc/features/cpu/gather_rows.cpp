@@ -21,7 +21,8 @@ void gather_rows_cpu(const at::Tensor& x, const c10::optional<at::Tensor>& index
   const int64_t* dst_rows = row_ids(out_index, out_index_holder);
   const char* src = static_cast<const char*>(x.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
-  prefault_for_write(out);
+  // Without out_index the first num_rows rows are written in full; scattered rows are not.
+  if (!dst_rows) prefault_for_write(out.narrow(0, 0, copy.num_rows));
   // About 64 KB per task: small rows are batched, large rows still spread over threads.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / copy.row_bytes);
   at::parallel_for(0, copy.num_rows, grain, [&](int64_t begin, int64_t end) {

@@ -129,8 +129,9 @@ class HopSampler {
     const int64_t* transit_key = nodes.keys().data() + begin;
     std::vector<int64_t> offset(num_pairs + 1, 0);
     // Each transit's in-edge range, read here once: the draws below then find it in order
-    // instead of missing on the transit's indptr entries a second time.
-    std::vector<Adjacency> adjacency(num_pairs);
+    // instead of missing on the transit's indptr entries a second time. Not zero-filled: the
+    // counting pass writes every entry.
+    const std::unique_ptr<Adjacency[]> adjacency(new Adjacency[num_pairs]);
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
@@ -171,7 +172,7 @@ class HopSampler {
   }
 
   // Pair `stream` draws `count` of a transit's in-edges into edge_ids[first ..] as CSC slots.
-  void draw_slots(uint64_t stream, const DrawConfig& hop, const Adjacency& in_edges,
+  void draw_slots(uint64_t stream, const DrawConfig& hop, Adjacency in_edges,
                   int64_t first, int64_t count, WindowSample& window) const {
     int64_t* slot = window.edge_ids.data() + first;
     draw_neighbor_offsets(hop, stream, g_.weight_from(in_edges.start), in_edges.degree, count,
