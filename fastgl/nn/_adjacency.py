@@ -33,7 +33,7 @@ import torch
 from ..graph import CSCGraph
 from ..ops import csc_from_coo
 from ..ops._aggregate import cached, csc_of
-from ..sampling.subgraph import Block
+from ..sampling.subgraph import Block, sorted_target_offsets
 
 Tensor = torch.Tensor
 Structure = Union[CSCGraph, Block]
@@ -159,16 +159,6 @@ def _check_offsets(where: str, name: str, offsets: Tensor, nnz: int) -> None:
                          f"{int(offsets[bad + 1])} < {int(offsets[bad])}")
 
 
-def _is_sorted(index: Tensor) -> bool:
-    return index.numel() < 2 or bool((index[1:] >= index[:-1]).all())
-
-
-def _offsets_of(sorted_dst: Tensor, num_dst: int) -> Tensor:
-    """``[num_dst + 1]`` offsets of the in-edges of each destination in a sorted edge list."""
-    counts = torch.bincount(sorted_dst, minlength=num_dst)
-    return torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
-
-
 def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adjacency:
     """A CSC (``indptr`` over the destinations, ``src`` the source of each in-edge) as a
     CSCGraph when square, else a destination-sorted Block. Built without a sort, so its edge
@@ -210,8 +200,9 @@ def _from_pairs(where: str, what: str, src: Tensor, dst: Tensor, num_src: int, n
     """
     _check_ids(where, "source", src, num_src, what)
     _check_ids(where, "target", dst, num_dst, what)
-    if maybe_sorted and _is_sorted(dst):
-        return _compressed(_offsets_of(dst, num_dst), src, num_src, num_dst)
+    offsets = sorted_target_offsets(dst, num_dst) if maybe_sorted else None
+    if offsets is not None:
+        return _compressed(offsets, src, num_src, num_dst)
     return _sorted_by_destination(src, dst, num_src, num_dst)
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ..graph import CSCGraph
-from ..sampling.subgraph import Block
+from ..sampling.subgraph import Block, sorted_target_offsets
 from ._kernels import csc_from_coo, es_spmm_rows, sddmm, spmm
 
 Tensor = torch.Tensor
@@ -123,9 +123,8 @@ def _block_csc(block: Block) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     if block.indptr is not None:
         _check_block_indptr(block)
         return block.indptr, block.src, None
-    if dst.numel() < 2 or bool((dst[1:] >= dst[:-1]).all()):  # sampler blocks are dst-sorted
-        counts = torch.bincount(dst, minlength=num_dst)
-        indptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+    indptr = sorted_target_offsets(dst, num_dst)  # sampler blocks are dst-sorted
+    if indptr is not None:
         return indptr, block.src, None
     indptr, indices, perm = csc_from_coo(block.src, dst, max(num_dst, block.num_src_nodes))
     return indptr[: num_dst + 1], indices, perm

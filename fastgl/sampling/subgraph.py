@@ -8,6 +8,16 @@ import torch
 Tensor = torch.Tensor
 
 
+def sorted_target_offsets(targets: Tensor, num_targets: int) -> Optional[Tensor]:
+    """``[num_targets + 1]`` CSC offsets of an edge list grouped by target in order (target
+    ``v``'s edges at ``offsets[v] .. offsets[v+1]``), or ``None`` when ``targets`` is not
+    sorted."""
+    if targets.numel() > 1 and not bool((targets[1:] >= targets[:-1]).all()):
+        return None
+    counts = torch.bincount(targets, minlength=num_targets)
+    return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+
+
 @dataclass
 class Block:
     """One message-flow graph (MFG) of a sampled subgraph.
@@ -120,11 +130,7 @@ class SampledSubgraph:
         transits draw in turn), else ``None``. Every block's destinations are then a prefix of
         the nodes and its edges a prefix of the edges, so one array serves all blocks, and the
         blocks need not each rebuild it for aggregation."""
-        col = self.col
-        if col.numel() > 1 and not bool((col[1:] >= col[:-1]).all()):
-            return None
-        counts = torch.bincount(col, minlength=self.nodes.numel())
-        indptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-        if indptr[node_ends[:-1]].tolist() != edge_ends[1:]:
+        indptr = sorted_target_offsets(self.col, self.nodes.numel())
+        if indptr is None or indptr[node_ends[:-1]].tolist() != edge_ends[1:]:
             return None
         return indptr
