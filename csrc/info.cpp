@@ -1,5 +1,6 @@
-// Build facts for `fastgl info`, exposed through a tiny Python module so importing fastgl._C
-// also loads the ops.
+// Build facts for `fastgl info` and the controls of the CPU block pool, exposed through a tiny
+// Python module so importing fastgl._C also loads the ops.
+#include "common/block_pool.h"
 #include "common/multiversion.h"
 
 #include <Python.h>
@@ -31,7 +32,22 @@ constexpr const char* kCompiler = "other";
 #define FASTGL_CUDA_ARCHS ""
 #endif
 
-PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", "fastgl compiled ops", -1, nullptr};
+PyObject* cached_bytes(PyObject*, PyObject*) {
+  return PyLong_FromLongLong(fastgl::pool_free_bytes());
+}
+
+PyObject* empty_cache(PyObject*, PyObject*) {
+  return PyLong_FromLongLong(fastgl::pool_release_free_blocks());
+}
+
+PyMethodDef methods[] = {
+    {"cached_bytes", cached_bytes, METH_NOARGS,
+     "Bytes of free CPU buffers kept by fastgl for reuse."},
+    {"empty_cache", empty_cache, METH_NOARGS,
+     "Frees the CPU buffers kept for reuse; returns how many bytes that freed."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", "fastgl compiled ops", -1, methods};
 
 }  // namespace
 

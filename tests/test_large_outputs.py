@@ -1,24 +1,22 @@
-"""Outputs large enough to be populated in bulk before the kernels write them (common/prefault):
+"""Outputs large enough to be populated in bulk before the kernels write them (common/page_advice):
 the results stay exact, and the kernels no longer take one page fault per output page."""
 
-import contextlib
 import ctypes
 import mmap
-import os
-import platform
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, edge_softmax, gather_rows
+from fastgl.ops import aggregate, csc_from_coo, edge_softmax, gather_rows
+from page_faults import counting_page_faults
 
 # 100,000 x 128 float32 = 51 MB: above glibc's largest mmap threshold (32 MB), so every such
 # output is a fresh mapping whose pages are not resident yet.
 NUM_ROWS, DIM = 100_000, 128
 MADV_POPULATE_WRITE = 23
-PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
 
 
 def populate_write_supported() -> bool:
@@ -37,39 +35,6 @@ def populate_write_supported() -> bool:
                             MADV_POPULATE_WRITE) == 0
     finally:
         libc.munmap(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE))
-
-
-class PerfEventAttr(ctypes.Structure):
-    """The first 64 bytes of Linux's perf_event_attr (PERF_ATTR_SIZE_VER0)."""
-    _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
-                ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64),
-                ("read_format", ctypes.c_uint64), ("flags", ctypes.c_uint64),
-                ("wakeup_events", ctypes.c_uint32), ("bp_type", ctypes.c_uint32),
-                ("bp_addr", ctypes.c_uint64)]
-
-
-def user_page_fault_counter():
-    """A file descriptor counting this thread's minor page faults, or None. Only faults raised by
-    the thread's own accesses reach this counter; pages a system call (madvise) populates do
-    not: that is the difference this test looks for."""
-    if PERF_EVENT_OPEN is None or not sys.platform.startswith("linux"):
-        return None
-    exclude_kernel_and_hypervisor = (1 << 5) | (1 << 6)
-    attr = PerfEventAttr(type=1, size=ctypes.sizeof(PerfEventAttr), config=5,  # SW, FAULTS_MIN
-                         flags=exclude_kernel_and_hypervisor)
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.syscall(PERF_EVENT_OPEN, ctypes.byref(attr), 0, -1, -1, 0)
-    return fd if fd >= 0 else None
-
-
-@contextlib.contextmanager
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -141,18 +106,45 @@ def test_large_gather_into_part_of_out(two_in_edges_per_row):
                     reason="needs Linux >= 5.14 (madvise MADV_POPULATE_WRITE)")
 def test_large_output_is_populated_in_bulk(two_in_edges_per_row):
     indptr, indices, weight, x = two_in_edges_per_row
-    counter = user_page_fault_counter()
-    if counter is None:
-        pytest.skip("perf_event_open refused (kernel.perf_event_paranoid) or unknown platform")
     output_pages = NUM_ROWS * DIM * x.element_size() // mmap.PAGESIZE
-    try:
-        with one_thread():  # the counter follows the calling thread only
-            before = int.from_bytes(os.read(counter, 8), sys.byteorder)
-            out = torch.ops.fastgl.spmm(indptr, indices, weight, x)
-            faults = int.from_bytes(os.read(counter, 8), sys.byteorder) - before
-    finally:
-        os.close(counter)
+    with counting_page_faults() as faults_so_far:
+        out = torch.ops.fastgl.spmm(indptr, indices, weight, x)
+        faults = faults_so_far()
     # Faulting on demand costs one fault per output page (12,500 here); populated in bulk, the
     # kernel's writes take none of them.
     assert faults < output_pages // 4, (faults, output_pages)
     assert out.shape == (NUM_ROWS, DIM)
+
+
+def vm_flags_at(address: int) -> list:
+    """The VmFlags of this process's mapping that holds ``address`` (/proc/self/smaps)."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            low, high = (int(bound, 16) for bound in head.split("-"))
+            inside = low <= address < high
+        elif inside and head == "VmFlags:":
+            return line.split()[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
+                    reason="needs Linux with transparent huge pages")
+def test_csc_arrays_ask_for_huge_pages():
+    # 5M edges: indices and perm are 40 MB each, above the 32 MB from which the hint is given;
+    # indptr (8 KB) is below it.
+    num_nodes, num_edges = 1000, 5_000_000
+    gen = torch.Generator().manual_seed(0)
+    src, dst = torch.randint(0, num_nodes, (2, num_edges), generator=gen)
+    indptr, indices, perm = csc_from_coo(src, dst, num_nodes)
+    two_mb = 2 << 20
+    for name, array in (("indices", indices), ("perm", perm)):
+        interior = (array.data_ptr() + two_mb - 1) // two_mb * two_mb
+        assert "hg" in vm_flags_at(interior), name  # MADV_HUGEPAGE was given
+    assert "hg" not in vm_flags_at(indptr.data_ptr())
+    expected_perm = torch.sort(dst, stable=True).indices
+    assert torch.equal(perm, expected_perm)
+    assert torch.equal(indices, src[expected_perm])
+    assert torch.equal(indptr, torch.cat([torch.zeros(1, dtype=torch.long),
+                                          torch.bincount(dst, minlength=num_nodes).cumsum(0)]))

@@ -10,7 +10,7 @@
 #pragma once
 
 #include "common/check.h"
-#include "common/prefault.h"
+#include "common/page_advice.h"
 
 #include <ATen/ATen.h>
 #include <c10/macros/Macros.h>

@@ -2,10 +2,11 @@
 
 from ._kernels import (csc_from_coo, es_spmm_rows, gather_rows, id_map, match, overlap_counts,
                        sample_hops, sample_neighbors, sddmm, spmm)
+from ._memory import cached_bytes, empty_cache
 
-__all__ = ["aggregate", "csc_from_coo", "edge_softmax", "es_spmm", "es_spmm_rows", "gat_scores",
-           "gather_rows", "id_map", "match", "neighbor_sample", "overlap_counts",
-           "sample_hops", "sample_neighbors", "sddmm", "spmm"]
+__all__ = ["aggregate", "cached_bytes", "csc_from_coo", "edge_softmax", "empty_cache", "es_spmm",
+           "es_spmm_rows", "gat_scores", "gather_rows", "id_map", "match", "neighbor_sample",
+           "overlap_counts", "sample_hops", "sample_neighbors", "sddmm", "spmm"]
 
 
 def __getattr__(name):

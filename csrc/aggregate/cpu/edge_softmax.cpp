@@ -1,6 +1,6 @@
 // CPU edge_softmax forward/backward: (row, head) pairs in parallel over edge_softmax.h.
 #include "aggregate/edge_softmax.h"
-#include "common/prefault.h"
+#include "common/page_advice.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>

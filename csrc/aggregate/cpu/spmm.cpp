@@ -3,7 +3,7 @@
 // sum_rows.h; max (with its winning slots) on the generic row kernel below.
 #include "aggregate/spmm.h"
 #include "aggregate/cpu/sum_rows.h"
-#include "common/prefault.h"
+#include "common/page_advice.h"
 
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>

@@ -2,7 +2,7 @@
 // and rows (for the edge weights) in parallel, each summed by one thread in slot order, in the
 // op-math type.
 #include "aggregate/spmm_max_backward.h"
-#include "common/prefault.h"
+#include "common/page_advice.h"
 
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>

@@ -1,6 +1,6 @@
 // CPU gather_rows: rows are independent, so threads split them and memcpy whole rows.
 #include "features/gather_rows.h"
-#include "common/prefault.h"
+#include "common/page_advice.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>

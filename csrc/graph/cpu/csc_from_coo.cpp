@@ -3,6 +3,7 @@
 // histograms are turned into per-chunk write cursors (node by node, chunk by chunk), and each
 // chunk then writes its edges to their slots in input order. A node's slots therefore hold its
 // edges in input order however many threads ran, and no slot is sorted afterwards.
+#include "common/page_advice.h"
 #include "graph/csc_from_coo.h"
 
 #include <ATen/Parallel.h>
@@ -110,6 +111,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cpu(const at::Tensor
   at::Tensor indptr = at::empty({num_nodes + 1}, at::kLong);
   at::Tensor indices = at::empty({num_edges}, src_c.options());
   at::Tensor perm = at::empty({num_edges}, at::kLong);
+  // The samplers read these at random, edge by edge; the hint must come before the first write.
+  for (const at::Tensor* t : {&indptr, &indices, &perm}) advise_huge_pages(*t);
   AT_DISPATCH_INDEX_TYPES(dst_c.scalar_type(), "csc_from_coo_cpu", [&] {
     using dst_t = index_t;
     const dst_t* target = dst_c.data_ptr<dst_t>();

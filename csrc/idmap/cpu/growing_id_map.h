@@ -3,6 +3,7 @@
 // sequential pass. The table lives as long as the set, so a hop looks up only its own keys.
 #pragma once
 
+#include "common/block_pool.h"
 #include "idmap/cpu/sharded_table.h"
 
 #include <cstdint>
@@ -12,8 +13,10 @@ namespace fastgl::idmap {
 
 class GrowingIdMap {
  public:
+  using Keys = std::vector<int64_t, PoolAllocator<int64_t>>;
+
   // Keys in local-id order.
-  const std::vector<int64_t>& keys() const { return keys_; }
+  const Keys& keys() const { return keys_; }
   int64_t size() const { return static_cast<int64_t>(keys_.size()); }
 
   // Replaces ids[0 .. n) (keys >= 0) by their local ids, adding the new keys. Each key's table
@@ -44,7 +47,7 @@ class GrowingIdMap {
   }
 
   IdTable table_{0};
-  std::vector<int64_t> keys_;
+  Keys keys_;
 };
 
 }  // namespace fastgl::idmap

@@ -4,6 +4,7 @@
 // private tables: no atomics, and "first occurrence" means the same as in a sequential scan.
 #pragma once
 
+#include "common/block_pool.h"
 #include "idmap/id_map.h"
 
 #include <ATen/Parallel.h>
@@ -18,7 +19,8 @@ constexpr int64_t kKeysPerShard = 1 << 14;  // table of 32K slots x 16 bytes: fi
 constexpr int64_t kShardGrain = 1 << 14;
 
 // Open addressing, linear probing; a slot holds a key and the first position recorded for it.
-// The table doubles when it gets over half full, so it may start small.
+// The table doubles when it gets over half full, so it may start small. Large tables come from
+// the block pool (common/block_pool.h): a table as big as the last call's costs no page faults.
 class IdTable {
  public:
   explicit IdTable(int64_t num_keys)
@@ -55,7 +57,7 @@ class IdTable {
   };
 
   void grow() {
-    std::vector<Slot> old(2 * (mask_ + 1), Slot{kEmptyKey, 0});
+    Slots old(2 * (mask_ + 1), Slot{kEmptyKey, 0});
     old.swap(slots_);
     mask_ = slots_.size() - 1;
     for (const Slot& slot : old) {
@@ -66,8 +68,10 @@ class IdTable {
     }
   }
 
+  using Slots = std::vector<Slot, PoolAllocator<Slot>>;
+
   uint64_t mask_;
-  std::vector<Slot> slots_;
+  Slots slots_;
   int64_t size_ = 0;
 };
 

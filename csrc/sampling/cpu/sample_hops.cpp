@@ -4,6 +4,7 @@
 // chunks in order through the batch's hash table (Fused-Map), which lives across hops: nothing
 // is re-inserted or re-sorted, and the first-occurrence numbering is the sequential one
 // whatever the thread count.
+#include "common/block_pool.h"
 #include "common/ordered_pipeline.h"
 #include "idmap/cpu/growing_id_map.h"
 #include "sampling/neighbor_draw.h"
@@ -12,7 +13,6 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -44,24 +44,12 @@ struct Adjacency {
   int64_t start, degree;
 };
 
-// A vector whose resize leaves new elements uninitialized: edge arrays are sized first and then
-// written by the draws, and zero-filling them first would cost a pass over memory.
+// The window's arrays and a hop's scratch come from the block pool: a sampler call's buffers are
+// the size of the last call's, and recycled they cost no page faults (block_pool.h). Resizing
+// leaves new elements uninitialized: edge arrays are sized first and then written in full.
 template <typename T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using Buffer = std::vector<int64_t, UninitializedAllocator<int64_t>>;
+using PooledVector = std::vector<T, PoolAllocator<T>>;
+using Buffer = PooledVector<int64_t>;
 
 // A buffer handed to a tensor without a copy: the tensor owns it from then on.
 at::Tensor into_tensor(Buffer&& buffer, const at::TensorOptions& options) {
@@ -127,11 +115,11 @@ class HopSampler {
     const int64_t num_pairs = end - begin;
     check_frontier_size(num_pairs);
     const int64_t* transit_key = nodes.keys().data() + begin;
-    std::vector<int64_t> offset(num_pairs + 1, 0);
+    PooledVector<int64_t> offset(num_pairs + 1, 0);
     // Each transit's in-edge range, read here once: the draws below then find it in order
     // instead of missing on the transit's indptr entries a second time. Not zero-filled: the
     // counting pass writes every entry.
-    const std::unique_ptr<Adjacency[]> adjacency(new Adjacency[num_pairs]);
+    PooledVector<Adjacency> adjacency(num_pairs);
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
@@ -151,7 +139,7 @@ class HopSampler {
       edges->resize(first + offset[num_pairs]);
     }
     // The relabeling appends to the keys the transits point into: they are copied first.
-    const std::vector<int64_t> transits(transit_key, transit_key + num_pairs);
+    const PooledVector<int64_t> transits(transit_key, transit_key + num_pairs);
     auto pairs_of = [&](int64_t chunk) {
       return std::make_pair(chunk * kPairGrain, std::min(num_pairs, (chunk + 1) * kPairGrain));
     };
@@ -208,7 +196,7 @@ class HopSampler {
   }
 
   // The batch's nodes as graph ids, with their in-degrees (and trees when disjoint).
-  void append_nodes(const std::vector<int64_t>& keys, WindowSample& out) const {
+  void append_nodes(const GrowingIdMap::Keys& keys, WindowSample& out) const {
     const int64_t first = static_cast<int64_t>(out.nodes.size());
     const int64_t n = static_cast<int64_t>(keys.size());
     out.nodes.resize(first + n);

@@ -1,6 +1,7 @@
-// prefault_for_write (prefault.h): one madvise(MADV_POPULATE_WRITE) per thread over its share of
-// a fresh output's pages. The call only makes pages resident; it never changes their contents.
-#include "common/prefault.h"
+// page_advice.h: prefault_for_write, one madvise(MADV_POPULATE_WRITE) per thread over its share
+// of a fresh output's pages, and advise_huge_pages, one madvise(MADV_HUGEPAGE). Neither changes
+// the contents of memory.
+#include "common/page_advice.h"
 
 #include <ATen/Parallel.h>
 
@@ -24,6 +25,9 @@ namespace {
 
 // Below this, faulting on demand costs too little to matter.
 constexpr uintptr_t kMinBytes = uintptr_t{4} << 20;
+// Huge pages pay off once random reads span more than the TLB covers with 4 KB pages (a few MB).
+constexpr uintptr_t kMinHugePageBytes = uintptr_t{32} << 20;
+constexpr uintptr_t kHugePageBytes = uintptr_t{2} << 20;
 // Threads split the pages in chunks of this size (at least one chunk per thread's call).
 constexpr uintptr_t kChunkBytes = uintptr_t{2} << 20;
 
@@ -74,9 +78,22 @@ void prefault_for_write(const at::Tensor& t) {
   });
 }
 
+void advise_huge_pages(const at::Tensor& t) {
+  if (!t.defined() || !t.device().is_cpu() || !t.is_contiguous() ||
+      t.nbytes() < kMinHugePageBytes) {
+    return;
+  }
+  const uintptr_t start = reinterpret_cast<uintptr_t>(t.data_ptr());
+  const uintptr_t first = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const uintptr_t last = (start + t.nbytes()) & ~(kHugePageBytes - 1);
+  // Advice only: a kernel without transparent huge pages refuses it, and 4 KB pages remain.
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
 #else
 
 void prefault_for_write(const at::Tensor&) {}
+void advise_huge_pages(const at::Tensor&) {}
 
 #endif
 
