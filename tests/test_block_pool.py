@@ -1,7 +1,11 @@
 """The CPU block pool (common/block_pool.h): a sampler's large buffers are recycled between calls
 instead of being faulted in afresh, without ever handing out a buffer that is still in use."""
 
+import gc
 import json
+import mmap
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,29 +31,35 @@ def sampler():
     return NeighborSampler(graph, FANOUTS), seeds
 
 
-def sample(sampler, seeds):
-    return sampler.sample(seeds, torch.Generator().manual_seed(1))
+def sample(sampler, seeds, seed=1):
+    return sampler.sample(seeds, torch.Generator().manual_seed(seed))
 
 
-def assert_same(a, b):
-    for name in ("nodes", "row", "col", "eid", "in_degrees", "seed_index"):
-        assert torch.equal(getattr(a, name), getattr(b, name)), name
+def snapshot(result):
+    return {name: getattr(result, name).clone()
+            for name in ("nodes", "row", "col", "eid", "in_degrees", "seed_index")}
 
 
 def test_live_results_keep_their_buffers(sampler):
-    # Every result below is alive while the next call runs: none may be handed its buffers.
+    # Every result below is alive while the next calls run, each drawn with its own seed: a
+    # buffer handed out twice would show as a result that changed after its call.
     s, seeds = sampler
-    results = [sample(s, seeds) for _ in range(3)]
-    del results[1]  # its buffers go back to the pool and the next call takes them
-    results.append(sample(s, seeds))
-    reference = sample(s, seeds)
-    for result in results:
-        assert_same(result, reference)
-    assert int(reference.row.numel()) > 200_000  # the sizes the pool is for
+    results = [sample(s, seeds, seed) for seed in range(3)]
+    snapshots = [snapshot(result) for result in results]
+    del results[1], snapshots[1]  # its buffers go back to the pool and the next call takes them
+    for seed in (3, 4):
+        results.append(sample(s, seeds, seed))
+        snapshots.append(snapshot(results[-1]))
+    for result, expected in zip(results, snapshots):
+        for name, tensor in expected.items():
+            assert torch.equal(getattr(result, name), tensor), name
+    assert not torch.equal(snapshots[0]["row"][:1000], snapshots[1]["row"][:1000])  # seeds differ
+    assert int(results[0].row.numel()) > 200_000  # the sizes the pool is for
 
 
 def test_freed_results_return_to_the_pool_and_empty_cache_frees_them(sampler):
     s, seeds = sampler
+    gc.collect()  # results of earlier tests give their buffers back now, not during the checks
     empty_cache()
     assert cached_bytes() == 0
     result = sample(s, seeds)
@@ -89,6 +99,13 @@ print(json.dumps(faults))
 """
 
 
+def transparent_huge_pages_always() -> bool:
+    mode = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    return mode.exists() and "[always]" in mode.read_text()
+
+
+@pytest.mark.skipif(mmap.PAGESIZE != 4096 or transparent_huge_pages_always(),
+                    reason="the fault counts below assume 4 KB pages on demand")
 def test_repeated_calls_take_almost_no_page_faults():
     child = subprocess.run([sys.executable, "-c", FAULTS_OF_REPEATED_CALLS], cwd=TESTS,
                            capture_output=True, text=True, check=True)
@@ -100,3 +117,24 @@ def test_repeated_calls_take_almost_no_page_faults():
     first, later = faults[0], faults[1:]
     assert first > 1000, faults
     assert sum(later) < first // 5, faults
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_samples_with_the_inherited_pool(sampler):
+    # DataLoader workers are forked: the child inherits the pool (lock included) and must use it.
+    # Like a DataLoader worker it runs torch on one thread: GNU OpenMP cannot start a parallel
+    # region in a child forked after the parent used one (plain torch hangs there too).
+    s, seeds = sampler
+    expected = snapshot(sample(s, seeds))  # its buffers are in the pool at fork time
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.alarm(60)  # a deadlock ends the child instead of the test run
+            torch.set_num_threads(1)
+            result = snapshot(sample(s, seeds))
+            same = all(torch.equal(result[name], expected[name]) for name in expected)
+            os._exit(0 if same and cached_bytes() >= 0 else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

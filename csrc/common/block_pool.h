@@ -5,9 +5,10 @@
 // zeroes the page. A sampler call at products scale (batch 1024) allocated its hash table, edge
 // arrays and per-hop scratch afresh every time: 3,200 faults, a quarter of its time. Blocks of
 // kMinPooledBytes or more are therefore taken from, and given back to, a process-wide pool of
-// power-of-two size classes, which keeps at most kMaxPooledBytes of free blocks; smaller blocks
-// use the ordinary heap. Thread-safe: a block may be freed on another thread than the one that
-// took it (a tensor's deleter).
+// power-of-two size classes, which keeps at most kMaxPooledBytes of free blocks (the largest
+// kept blocks make room for a returning one) and hands them all back when an allocation fails;
+// smaller blocks use the ordinary heap. Thread-safe, and safe across fork(): a block may be freed
+// on another thread than the one that took it (a tensor's deleter).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,8 @@ namespace fastgl {
 constexpr std::size_t kMinPooledBytes = std::size_t{1} << 18;  // 256 KB
 constexpr std::size_t kMaxPooledBytes = std::size_t{1} << 30;  // kept free at most: 1 GiB
 
-// At least `bytes` bytes, aligned to 64; throws std::bad_alloc when out of memory.
+// At least `bytes` bytes, aligned to 64 (to 16 below kMinPooledBytes); throws std::bad_alloc
+// when out of memory.
 void* pool_allocate(std::size_t bytes);
 // Gives back a block from pool_allocate(bytes), with the same `bytes`.
 void pool_free(void* block, std::size_t bytes) noexcept;
@@ -34,6 +36,7 @@ int64_t pool_free_bytes();
 // zero-filled first.
 template <typename T>
 struct PoolAllocator {
+  static_assert(alignof(T) <= 16, "PoolAllocator: small blocks are only 16-byte aligned");
   using value_type = T;
 
   PoolAllocator() = default;

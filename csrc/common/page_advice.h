@@ -22,9 +22,10 @@ void prefault_for_write(const at::Tensor& t);
 // Asks for transparent huge pages (2 MB) behind a large contiguous CPU tensor that has not been
 // written yet: the CSC arrays csc_from_coo builds, which the samplers read at random. Every random
 // read of a 1 GB array with 4 KB pages also misses the TLB; with 2 MB pages far fewer do
-// (products-scale sampling: 15-20 % faster). Only the 2 MB-aligned interior qualifies. No-op
-// where huge pages are off (`never`), already the default (`always`), off Linux, on small
-// tensors and on other devices; memory already written keeps its pages.
+// (products-scale sampling: 15-20 % faster). Only the 2 MB-aligned interior of tensors of 32 MB
+// or more is advised. Advice only: where transparent huge pages are off, or none are free, the
+// memory keeps 4 KB pages; memory already written keeps its pages. No-op off Linux and on other
+// devices.
 void advise_huge_pages(const at::Tensor& t);
 
 }  // namespace fastgl

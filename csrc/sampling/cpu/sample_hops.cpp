@@ -13,6 +13,7 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -54,10 +55,13 @@ using Buffer = PooledVector<int64_t>;
 // A buffer handed to a tensor without a copy: the tensor owns it from then on.
 at::Tensor into_tensor(Buffer&& buffer, const at::TensorOptions& options) {
   if (buffer.empty()) return at::empty({0}, options);
-  auto* owner = new Buffer(std::move(buffer));
-  return at::from_blob(
-      owner->data(), {static_cast<int64_t>(owner->size())},
-      [owner](void*) { delete owner; }, options);
+  auto owner = std::make_unique<Buffer>(std::move(buffer));
+  Buffer* const data = owner.get();
+  at::Tensor tensor = at::from_blob(
+      data->data(), {static_cast<int64_t>(data->size())}, [data](void*) { delete data; },
+      options);
+  owner.release();  // the tensor's deleter frees it now
+  return tensor;
 }
 
 // What a window of batches has sampled so far, in the op's output layout: batch-major edges
