@@ -16,9 +16,7 @@ namespace fastgl::aggregate {
 
 inline void check_edge_softmax_inputs(const char* op, const at::Tensor& indptr,
                                       const at::Tensor& scores) {
-  check_dim(op, "indptr", indptr, 1);
-  check_dtype(op, "indptr", indptr, at::kLong);
-  FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_rows + 1 >= 1 entries");
+  check_offsets_tensor(op, "indptr", indptr);
   check_dim(op, "scores", scores, 2);
   FASTGL_CHECK(at::isFloatingType(scores.scalar_type()), op,
                "scores must be a floating-point tensor, got ", scores.scalar_type());
@@ -26,6 +24,7 @@ inline void check_edge_softmax_inputs(const char* op, const at::Tensor& indptr,
   const int64_t num_edges = indptr[-1].item<int64_t>();
   FASTGL_CHECK(scores.size(0) == num_edges, op, "scores has ", scores.size(0),
                " rows but the structure has ", num_edges, " edges");
+  check_offsets(op, "indptr", indptr, num_edges);
 }
 
 inline void check_edge_softmax_backward_inputs(const at::Tensor& indptr, const at::Tensor& out,

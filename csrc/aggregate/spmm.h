@@ -71,12 +71,14 @@ struct FastRandEdges {
   }
 };
 
-inline void check_structure(const char* op, const at::Tensor& indptr, const at::Tensor& indices) {
-  check_dim(op, "indptr", indptr, 1);
-  check_dtype(op, "indptr", indptr, at::kLong);
-  FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_rows + 1 >= 1 entries");
-  check_index_vector(op, "indices", indices);
-  check_same_device(op, "indices", indices, "indptr", indptr);
+// A CSR-like structure the op reads whole: valid offsets over `indices`, on one device.
+inline void check_structure(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
+                            const char* indptr_name = "indptr",
+                            const char* indices_name = "indices") {
+  check_index_vector(op, indices_name, indices);
+  check_offsets_tensor(op, indptr_name, indptr);
+  check_same_device(op, indices_name, indices, indptr_name, indptr);
+  check_offsets(op, indptr_name, indptr, indices.numel());
 }
 
 inline void check_features(const char* op, const char* name, const at::Tensor& t,

@@ -32,7 +32,7 @@ inline void check_spmm_max_backward_x_inputs(const at::Tensor& t_indptr, const a
                                              const c10::optional<at::Tensor>& weight,
                                              const at::Tensor& arg, const at::Tensor& grad) {
   constexpr const char* op = "spmm_max_backward_x";
-  check_structure(op, t_indptr, t_rows);
+  check_structure(op, t_indptr, t_rows, "t_indptr", "t_rows");
   check_dim(op, "t_slots", t_slots, 1);
   check_dtype(op, "t_slots", t_slots, at::kLong);
   FASTGL_CHECK(t_slots.numel() == t_rows.numel(), op, "t_slots has ", t_slots.numel(),

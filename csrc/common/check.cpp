@@ -1,4 +1,4 @@
-// The CPU half of check.h's id range check.
+// The CPU halves of check.h's id range and offset checks.
 #include "common/check.h"
 #include "common/multiversion.h"
 
@@ -6,6 +6,8 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <atomic>
+#include <sstream>
 #include <vector>
 
 namespace fastgl {
@@ -44,6 +46,42 @@ std::pair<int64_t, int64_t> min_max_ids_cpu(const at::Tensor& ids) {
     for (const auto& [lo, hi] : part) all = {std::min(all.first, lo), std::max(all.second, hi)};
     return all;
   });
+}
+
+std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64_t num_edges) {
+  const at::Tensor c = offsets.contiguous();
+  const int64_t* value = c.data_ptr<int64_t>();
+  const int64_t n = c.numel();
+  std::ostringstream error;
+  if (value[0] != 0) {
+    error << name << "[0] is " << value[0] << " but must be 0";
+  } else if (value[n - 1] != num_edges) {
+    error << name << "[-1] is " << value[n - 1] << " but must be " << num_edges
+          << " (the number of edges)";
+  } else {
+    // The first decrease, found in parallel: each chunk records its first, the smallest wins.
+    constexpr int64_t kGrain = 1 << 16;
+    std::atomic<int64_t> first_decrease{n};
+    at::parallel_for(1, n, kGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (value[i] < value[i - 1]) {
+          int64_t seen = first_decrease.load();
+          while (i < seen && !first_decrease.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+      }
+    });
+    const int64_t i = first_decrease.load();
+    if (i < n) {
+      error << name << " decreases: " << name << "[" << i << "] = " << value[i] << " < " << name
+            << "[" << i - 1 << "] = " << value[i - 1];
+    }
+  }
+  if (error.tellp() > 0) {
+    error << "; offsets must start at 0, never decrease and end at the number of edges";
+  }
+  return error.str();
 }
 
 }  // namespace fastgl

@@ -65,4 +65,35 @@ inline void check_ids_in_range(const char* op, const char* name, const at::Tenso
                " nodes");
 }
 
+// An offset array (CSC `indptr`): 1-D int64 with at least one entry. Its values are checked by
+// check_offsets, or, by the samplers, for the rows they read.
+inline void check_offsets_tensor(const char* op, const char* name, const at::Tensor& offsets) {
+  check_dim(op, name, offsets, 1);
+  check_dtype(op, name, offsets, at::kLong);
+  FASTGL_CHECK(offsets.numel() >= 1, op, name, " must have num_rows + 1 >= 1 entries");
+}
+
+// What is wrong with the values of a CPU offset array for `num_edges` edges (check.cpp), in one
+// parallel pass: "" when it starts at 0, never decreases and ends at num_edges.
+std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64_t num_edges);
+
+// check_offsets_tensor and every value: starts at 0, never decreases, ends at `num_edges`. One
+// pass over the array, for the ops that read every row anyway; on CUDA one reduction and one
+// synchronization.
+inline void check_offsets(const char* op, const char* name, const at::Tensor& offsets,
+                          int64_t num_edges) {
+  check_offsets_tensor(op, name, offsets);
+  if (offsets.device().is_cpu()) {
+    const std::string error = offsets_error_cpu(name, offsets, num_edges);
+    FASTGL_CHECK(error.empty(), op, error);
+    return;
+  }
+  const int64_t n = offsets.numel();
+  const at::Tensor valid = (offsets[0] == 0) & (offsets[n - 1] == num_edges) &
+                           (offsets.narrow(0, 1, n - 1) >= offsets.narrow(0, 0, n - 1)).all();
+  FASTGL_CHECK(valid.item<bool>(), op, name,
+               " is not a valid offset array: it must start at 0, never decrease and end at ",
+               num_edges, " (the number of edges)");
+}
+
 }  // namespace fastgl

@@ -28,9 +28,7 @@ constexpr const char* kBadIndptrError =
 // one entry, int32/int64 `indices`, and optional float32/float64 per-edge `weight`, one device.
 inline void check_csc_inputs(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
                              const c10::optional<at::Tensor>& weight) {
-  check_dim(op, "indptr", indptr, 1);
-  check_dtype(op, "indptr", indptr, at::kLong);
-  FASTGL_CHECK(indptr.numel() >= 1, op, "indptr must have num_nodes + 1 >= 1 entries");
+  check_offsets_tensor(op, "indptr", indptr);
   check_index_vector(op, "indices", indices);
   check_same_device(op, "indices", indices, "indptr", indptr);
   if (weight.has_value()) {
