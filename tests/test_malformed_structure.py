@@ -15,29 +15,31 @@ MALFORMED = {
     "past the last edge": (torch.tensor([0, 2, 4, 100]), r"indptr\[-1\] is 100 but must be 4"),
     "short of the last edge": (torch.tensor([0, 1, 2, 3]), r"indptr\[-1\] is 3 but must be 4"),
     "not starting at 0": (torch.tensor([1, 2, 3, 4]), r"indptr\[0\] is 1 but must be 0"),
-    "decreasing": (torch.tensor([0, 3, 1, 4]), r"indptr decreases: indptr\[2\] = 1 < indptr\[1\] = 3"),
+    "decreasing": (torch.tensor([0, 3, 1, 4]),
+                   r"indptr decreases: indptr\[2\] = 1 < indptr\[1\] = 3"),
     "negative": (torch.tensor([0, -2, 4, 4]), r"indptr decreases: indptr\[1\] = -2"),
 }
 
 
-def calls(indptr):
+def calls(indptr, device="cpu"):
     """Every op that reads a whole structure, called on `indptr` with otherwise valid inputs."""
     rows = indptr.numel() - 1
-    arg = torch.zeros(rows, 3, dtype=torch.long)
-    grad = torch.randn(rows, 3)
+    indptr, indices, x = indptr.to(device), INDICES.to(device), X.to(device)
+    arg = torch.zeros(rows, 3, dtype=torch.long, device=device)
+    grad = torch.randn(rows, 3, device=device)
+    edge_arg = torch.zeros(4, 3, dtype=torch.long, device=device)
+    scores = torch.rand(4, 2, device=device)
     return {
-        "spmm": lambda: ops.spmm(indptr, INDICES, None, X),
-        "spmm_max": lambda: ops.spmm_max(indptr, INDICES, torch.ones(4), X),
-        "es_spmm": lambda: ops.es_spmm(indptr, INDICES, None, X, 2, "bucket", "sum"),
-        "sddmm": lambda: ops.sddmm(indptr, INDICES, torch.randn(rows, 3), X),
-        "spmm_max_backward_weight": lambda: ops.spmm_max_backward_weight(indptr, INDICES, X, arg,
+        "spmm": lambda: ops.spmm(indptr, indices, None, x),
+        "spmm_max": lambda: ops.spmm_max(indptr, indices, torch.ones(4, device=device), x),
+        "es_spmm": lambda: ops.es_spmm(indptr, indices, None, x, 2, "bucket", "sum"),
+        "sddmm": lambda: ops.sddmm(indptr, indices, grad, x),
+        "spmm_max_backward_weight": lambda: ops.spmm_max_backward_weight(indptr, indices, x, arg,
                                                                          grad),
-        "spmm_max_backward_x": lambda: ops.spmm_max_backward_x(indptr, INDICES, INDICES, None,
-                                                               torch.zeros(4, 3, dtype=torch.long),
-                                                               torch.randn(4, 3)),
-        "edge_softmax": lambda: ops.edge_softmax(indptr, torch.randn(4, 2)),
-        "edge_softmax_backward": lambda: ops.edge_softmax_backward(indptr, torch.rand(4, 2),
-                                                                   torch.randn(4, 2)),
+        "spmm_max_backward_x": lambda: ops.spmm_max_backward_x(indptr, indices, indices, None,
+                                                               edge_arg, x),
+        "edge_softmax": lambda: ops.edge_softmax(indptr, scores),
+        "edge_softmax_backward": lambda: ops.edge_softmax_backward(indptr, scores, scores),
     }
 
 
@@ -58,3 +60,69 @@ def test_malformed_offsets_are_rejected(op, fault):
 @pytest.mark.parametrize("op", OP_NAMES)
 def test_valid_offsets_still_run(op):
     calls(torch.tensor([0, 1, 1, 4]))[op]()  # an empty row and a repeated offset are fine
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("fault", list(MALFORMED))
+@pytest.mark.parametrize("op", OP_NAMES)
+def test_malformed_offsets_are_rejected_on_cuda(op, fault):
+    indptr, _ = MALFORMED[fault]
+    name = "t_indptr" if op == "spmm_max_backward_x" else "indptr"
+    message = rf"{name} is not a valid offset array"
+    if op.startswith("edge_softmax") and "last edge" in fault:
+        message = r"scores has 4 rows but the structure has \d+ edges"
+    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+        calls(indptr, "cuda")[op]()
+
+
+# The samplers read only the rows of their transits: they check those rows as they read them
+# (not the whole array: that would cost a pass over a 100M-node indptr per batch), plus the two
+# ends of the offsets, and every neighbor id they gather.
+BAD_OFFSETS = "indptr is not a valid CSC offset array"
+SAMPLER_GRAPHS = {
+    # name: (indptr, indices, message)
+    "not starting at 0": (torch.tensor([1, 2, 3, 4]), INDICES, BAD_OFFSETS),
+    "short of the last edge": (torch.tensor([0, 1, 2, 3]), INDICES, BAD_OFFSETS),
+    "past the last edge": (torch.tensor([0, 2, 4, 100]), INDICES, BAD_OFFSETS),
+    "a negative neighbor": (torch.tensor([0, 2, 4, 4]), torch.tensor([0, -7, 1, 2]),
+                            "indices id -7 out of range for a graph of 3 nodes"),
+    "a neighbor past the last node": (torch.tensor([0, 2, 4, 4]), torch.tensor([0, 9, 1, 2]),
+                                      "indices id 9 out of range for a graph of 3 nodes"),
+}
+
+
+OFFSET_FAULTS = [name for name, (_, _, message) in SAMPLER_GRAPHS.items() if message == BAD_OFFSETS]
+
+
+def sampler_calls(indptr, indices, transits):
+    seed_ptr = torch.tensor([0, transits.numel()], device=transits.device)
+    return {
+        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, None, transits, -1,
+                                                         False, 0),
+        "sample_hops": lambda: ops.sample_hops(indptr, indices, None, None, transits,
+                                               seed_ptr, [-1, -1],
+                                               False, False, False, 0),
+    }
+
+
+@pytest.mark.parametrize("fault", list(SAMPLER_GRAPHS))
+@pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
+def test_samplers_reject_what_they_read(op, fault):
+    indptr, indices, message = SAMPLER_GRAPHS[fault]
+    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+        sampler_calls(indptr, indices, torch.tensor([0, 1, 2]))[op]()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("fault", OFFSET_FAULTS)
+@pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
+def test_samplers_reject_bad_offsets_on_cuda(op, fault):
+    indptr, indices, message = SAMPLER_GRAPHS[fault]
+    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+        sampler_calls(indptr.cuda(), indices.cuda(), torch.tensor([0, 1, 2], device="cuda"))[op]()
+
+
+@pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
+def test_samplers_without_transits_read_nothing(op):
+    indptr, indices, _ = SAMPLER_GRAPHS["past the last edge"]
+    sampler_calls(indptr, indices, torch.tensor([], dtype=torch.long))[op]()

@@ -23,6 +23,13 @@ C10_HOST_DEVICE inline bool valid_adjacency(int64_t start, int64_t end, int64_t 
   return 0 <= start && start <= end && end <= num_edges;
 }
 
+// The ends of the offsets: 0 and num_edges. The per-pair check above cannot see an array that
+// starts late or ends early, so every call that reads a row checks these two entries once.
+C10_HOST_DEVICE inline bool valid_offset_ends(const int64_t* col_start, int64_t num_nodes,
+                                              int64_t num_edges) {
+  return col_start[0] == 0 && col_start[num_nodes] == num_edges;
+}
+
 struct DrawConfig {
   int64_t fanout;  // -1 = all neighbors
   bool replace;

@@ -41,6 +41,12 @@ inline void check_csc_inputs(const char* op, const at::Tensor& indptr, const at:
   }
 }
 
+// A drawn neighbor read from `indices` (CPU kernels; they check each as they gather it).
+inline void check_source_id(const char* op, int64_t source, int64_t num_nodes) {
+  FASTGL_CHECK(0 <= source && source < num_nodes, op, "indices id ", source,
+               " out of range for a graph of ", num_nodes, " nodes");
+}
+
 inline void check_fanout(const char* op, int64_t fanout) {
   FASTGL_CHECK(fanout >= -1, op, "fanout must be -1 (all neighbors) or >= 0, got ", fanout);
 }

@@ -190,8 +190,7 @@ class HopSampler {
         }
         const int64_t edge = slot[j];
         const int64_t source = static_cast<int64_t>(g_.source[edge]);
-        FASTGL_CHECK(0 <= source && source < g_.num_nodes, kHopsOp, "indices id ", source,
-                     " out of range for a graph of ", g_.num_nodes, " nodes");
+        check_source_id(kHopsOp, source, g_.num_nodes);
         window.row[j] = tree_base + source;
         window.col[j] = frontier_begin + p;
         slot[j] = g_.eid ? g_.eid[edge] : edge;
@@ -237,6 +236,8 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
   const int64_t num_hops = static_cast<int64_t>(cfg.fanouts.size());
   const int64_t* seed_offset = seed_offsets.data();
   at::Tensor seed_local = at::empty({seeds.numel()}, seeds.options());
+  FASTGL_CHECK(seeds.numel() == 0 || valid_offset_ends(g.col_start, g.num_nodes, g.num_edges),
+               kHopsOp, kBadIndptrError);
   const HopSampler<index_t, weight_t> sampler(g, cfg);
   WindowSample out;
   // One batch at a time, each hop drawn by all threads: measured faster than a batch per thread,

@@ -20,6 +20,9 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   const index_t* source = indices.data_ptr<index_t>();
   auto edge_weights = [&](int64_t t) { return weight ? weight + col_start[t] : nullptr; };
 
+  const int64_t num_nodes = indptr.numel() - 1;
+  FASTGL_CHECK(num_pairs == 0 || valid_offset_ends(col_start, num_nodes, indices.numel()),
+               "sample_neighbors", kBadIndptrError);
   at::Tensor ptr = at::empty({num_pairs + 1}, transits.options());
   int64_t* out_ptr = ptr.data_ptr<int64_t>();
   out_ptr[0] = 0;
@@ -47,6 +50,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
       for (int64_t j = first; j < first + count; ++j) {
         out_pos[j] += start;
         out_neighbor[j] = static_cast<int64_t>(source[out_pos[j]]);
+        check_source_id("sample_neighbors", out_neighbor[j], num_nodes);
       }
     }
   });

@@ -36,9 +36,12 @@ struct PairOutput {
 };
 
 template <typename index_t, typename weight_t>
-__global__ void count_draws_kernel(GraphView<index_t, weight_t> g, int64_t num_edges,
-                                   const int64_t* transits, int64_t num_pairs, DrawConfig cfg,
-                                   int64_t* counts, int64_t* bad_indptr) {
+__global__ void count_draws_kernel(GraphView<index_t, weight_t> g, int64_t num_nodes,
+                                   int64_t num_edges, const int64_t* transits, int64_t num_pairs,
+                                   DrawConfig cfg, int64_t* counts, int64_t* bad_indptr) {
+  if (global_thread_index() == 0 && !valid_offset_ends(g.col_start, num_nodes, num_edges)) {
+    *bad_indptr = 1;
+  }
   for (int64_t p = global_thread_index(); p < num_pairs; p += global_thread_stride()) {
     const int64_t t = transits[p], start = g.col_start[t], end = g.col_start[t + 1];
     if (!valid_adjacency(start, end, num_edges)) {
@@ -133,7 +136,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   at::Tensor bad_indptr = at::zeros({1}, transits.options());
   if (num_pairs > 0) {
     count_draws_kernel<<<blocks_for(num_pairs), kThreadsPerBlock, 0, stream>>>(
-        g, indices.numel(), transits.data_ptr<int64_t>(), num_pairs, cfg,
+        g, indptr.numel() - 1, indices.numel(), transits.data_ptr<int64_t>(), num_pairs, cfg,
         counts.data_ptr<int64_t>(), bad_indptr.data_ptr<int64_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
