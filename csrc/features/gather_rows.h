@@ -40,7 +40,8 @@ inline void check_row_index(const char* name, const c10::optional<at::Tensor>& i
                ", out of range for ", bound, " rows");
 }
 
-// Checks everything but where x lives (the backends differ there) and sizes the copy.
+// Checks everything but where x and out live (the backends differ there, and check it after
+// this) and sizes the copy.
 inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional<at::Tensor>& index,
                                         const at::Tensor& out,
                                         const c10::optional<at::Tensor>& out_index) {
@@ -55,7 +56,9 @@ inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional
   FASTGL_CHECK(x.scalar_type() == out.scalar_type(), op, "out must have the dtype of x (",
                x.scalar_type(), "), got ", out.scalar_type());
   // Rows copied in parallel from a tensor into itself could read rows already overwritten.
-  at::assert_no_overlap(out, x);
+  const at::MemOverlapStatus overlap = at::get_overlap_status(out, x);
+  FASTGL_CHECK(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
+               op, "out shares memory with x; pass a separate out tensor");
   FASTGL_CHECK(x.is_contiguous() && out.is_contiguous(), op,
                "x and out must be contiguous (rows are copied as whole blocks of bytes)");
   int64_t num_rows = index ? index->numel() : out_index ? out_index->numel() : x.size(0);

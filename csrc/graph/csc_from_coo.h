@@ -22,6 +22,8 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
   FASTGL_CHECK(src.numel() == dst.numel(), op, "src has ", src.numel(), " entries but dst has ",
                dst.numel());
   FASTGL_CHECK(num_nodes >= 0, op, "num_nodes must be >= 0, got ", num_nodes);
+  // indptr's num_nodes + 1 int64 entries must be addressable.
+  FASTGL_CHECK(num_nodes < (int64_t{1} << 59), op, "num_nodes ", num_nodes, " is too large");
   check_ids_in_range(op, "src", src, num_nodes);
   check_ids_in_range(op, "dst", dst, num_nodes);
 }

@@ -51,14 +51,15 @@ inline void check_fanout(const char* op, int64_t fanout) {
   FASTGL_CHECK(fanout >= -1, op, "fanout must be -1 (all neighbors) or >= 0, got ", fanout);
 }
 
-// The draws of `num_pairs` pairs must be countable in int64 before they are counted: with
+// The draws of `num_pairs` pairs must fit an int64 array before they are counted: with
 // replacement a pair draws `fanout` edges whatever its degree, else at most all `num_edges`.
 inline void check_draws_fit(const char* op, int64_t num_pairs, int64_t fanout, bool replace,
                             int64_t num_edges) {
+  constexpr int64_t kMaxEntries = INT64_MAX / 8;  // bytes of an int64 array must be addressable
   const int64_t per_pair =
       replace && fanout >= 0 ? fanout : (fanout < 0 ? num_edges : std::min(fanout, num_edges));
-  FASTGL_CHECK(per_pair == 0 || num_pairs <= INT64_MAX / per_pair, op, num_pairs,
-               " transits drawing up to ", per_pair, " edges each overflow int64 edge counts");
+  FASTGL_CHECK(per_pair == 0 || num_pairs <= kMaxEntries / per_pair, op, num_pairs,
+               " transits drawing up to ", per_pair, " edges each overflow an int64 edge array");
 }
 
 inline void check_sample_neighbors_inputs(const at::Tensor& indptr, const at::Tensor& indices,

@@ -50,13 +50,13 @@ int word_bytes(const void* x, const void* out, int64_t row_bytes) {
 
 void gather_rows_cuda(const at::Tensor& x, const c10::optional<at::Tensor>& index,
                       const at::Tensor& out, const c10::optional<at::Tensor>& out_index) {
+  const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
   FASTGL_CHECK(out.is_cuda(), "gather_rows", "out must be on the GPU when index or x is, got ",
                out.device());
   FASTGL_CHECK(x.device() == out.device() || (x.device().is_cpu() && x.is_pinned()),
                "gather_rows", "x is on ", x.device(),
                (x.device().is_cpu() ? " and not pinned" : ""), "; with out on ", out.device(),
                " x must be on the same GPU or in pinned host memory (x.pin_memory())");
-  const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
   if (copy.num_rows == 0 || copy.row_bytes == 0) return;
   const c10::cuda::CUDAGuard device_guard(out.device());
   at::Tensor index_holder, out_index_holder;
