@@ -53,7 +53,7 @@ def test_malformed_offsets_are_rejected(op, fault):
     if op.startswith("edge_softmax") and "last edge" in fault:
         message = r"scores has 4 rows but the structure has \d+ edges"  # its edge count
     name = "t_indptr" if op == "spmm_max_backward_x" else "indptr"
-    with pytest.raises(RuntimeError, match=rf"{op}: {message.replace('indptr', name)}"):
+    with pytest.raises(RuntimeError, match=rf"^{op}: {message.replace('indptr', name)}"):
         calls(indptr)[op]()
 
 
@@ -71,7 +71,7 @@ def test_malformed_offsets_are_rejected_on_cuda(op, fault):
     message = rf"{name} is not a valid offset array"
     if op.startswith("edge_softmax") and "last edge" in fault:
         message = r"scores has 4 rows but the structure has \d+ edges"
-    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+    with pytest.raises(RuntimeError, match=rf"^{op}: {message}"):
         calls(indptr, "cuda")[op]()
 
 
@@ -109,7 +109,7 @@ def sampler_calls(indptr, indices, transits):
 @pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
 def test_samplers_reject_what_they_read(op, fault):
     indptr, indices, message = SAMPLER_GRAPHS[fault]
-    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+    with pytest.raises(RuntimeError, match=rf"^{op}: {message}"):
         sampler_calls(indptr, indices, torch.tensor([0, 1, 2]))[op]()
 
 
@@ -118,7 +118,7 @@ def test_samplers_reject_what_they_read(op, fault):
 @pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
 def test_samplers_reject_bad_offsets_on_cuda(op, fault):
     indptr, indices, message = SAMPLER_GRAPHS[fault]
-    with pytest.raises(RuntimeError, match=rf"{op}: {message}"):
+    with pytest.raises(RuntimeError, match=rf"^{op}: {message}"):
         sampler_calls(indptr.cuda(), indices.cuda(), torch.tensor([0, 1, 2], device="cuda"))[op]()
 
 
@@ -126,3 +126,14 @@ def test_samplers_reject_bad_offsets_on_cuda(op, fault):
 def test_samplers_without_transits_read_nothing(op):
     indptr, indices, _ = SAMPLER_GRAPHS["past the last edge"]
     sampler_calls(indptr, indices, torch.tensor([], dtype=torch.long))[op]()
+
+
+@pytest.mark.parametrize("fanouts", [[], [1]])
+def test_sample_hops_checks_the_rows_it_reads_for_in_degrees(fanouts):
+    # Node 1's row [2, 1) is read only for its in-degree (a seed with no hops, or a node the
+    # last hop reached): it must not come back as a negative degree.
+    indptr = torch.tensor([0, 2, 1, 4]) if not fanouts else torch.tensor([0, 3, 1, 4])
+    seeds = torch.tensor([1]) if not fanouts else torch.tensor([0])
+    with pytest.raises(RuntimeError, match=rf"^sample_hops: {BAD_OFFSETS}"):
+        ops.sample_hops(indptr, torch.tensor([1, 1, 1, 0]), None, None, seeds,
+                        torch.tensor([0, 1]), fanouts, False, False, False, 0)

@@ -384,3 +384,14 @@ def test_gather_rows_rejects_out_sharing_memory_with_x():
     x = torch.randn(4, 3)
     with pytest.raises(RuntimeError, match="gather_rows: out shares memory with x"):
         gather_rows(x, torch.tensor([1, 0]), out=x[2:])
+
+
+@pytest.mark.parametrize("side", ["index", "out_index"])
+def test_gather_rows_rejects_row_ids_sharing_memory_with_out(side):
+    # int64 rows written over the row ids still to be read: a crash before this was refused.
+    x = torch.tensor([0, 2**40])
+    out = torch.tensor([1, 0])
+    index = out if side == "index" else torch.tensor([1, 0])
+    out_index = out if side == "out_index" else torch.tensor([1, 0])
+    with pytest.raises(RuntimeError, match=f"gather_rows: out shares memory with {side}"):
+        gather_rows(x, index, out=out, out_index=out_index)

@@ -32,6 +32,7 @@ inline void check_edge_softmax_backward_inputs(const at::Tensor& indptr, const a
   check_edge_softmax_inputs("edge_softmax_backward", indptr, out);
   FASTGL_CHECK(grad.sizes() == out.sizes() && grad.scalar_type() == out.scalar_type(),
                "edge_softmax_backward", "grad must match out in shape and dtype");
+  check_same_device("edge_softmax_backward", "grad", grad, "indptr", indptr);
 }
 
 C10_HOST_DEVICE inline float exp_of(float v) { return expf(v); }

@@ -40,6 +40,12 @@ inline void check_row_index(const char* name, const c10::optional<at::Tensor>& i
                ", out of range for ", bound, " rows");
 }
 
+inline void check_no_overlap(const at::Tensor& out, const at::Tensor& other, const char* name) {
+  const at::MemOverlapStatus overlap = at::get_overlap_status(out, other);
+  FASTGL_CHECK(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
+               "gather_rows", "out shares memory with ", name, "; pass a separate out tensor");
+}
+
 // Checks everything but where x and out live (the backends differ there, and check it after
 // this) and sizes the copy.
 inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional<at::Tensor>& index,
@@ -56,9 +62,10 @@ inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional
   FASTGL_CHECK(x.scalar_type() == out.scalar_type(), op, "out must have the dtype of x (",
                x.scalar_type(), "), got ", out.scalar_type());
   // Rows copied in parallel from a tensor into itself could read rows already overwritten.
-  const at::MemOverlapStatus overlap = at::get_overlap_status(out, x);
-  FASTGL_CHECK(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
-               op, "out shares memory with x; pass a separate out tensor");
+  // Likewise row ids that the copy could overwrite before reading them.
+  check_no_overlap(out, x, "x");
+  if (index) check_no_overlap(out, *index, "index");
+  if (out_index) check_no_overlap(out, *out_index, "out_index");
   FASTGL_CHECK(x.is_contiguous() && out.is_contiguous(), op,
                "x and out must be contiguous (rows are copied as whole blocks of bytes)");
   int64_t num_rows = index ? index->numel() : out_index ? out_index->numel() : x.size(0);

@@ -56,8 +56,9 @@ inline TransitSchedule schedule_by_transit(const at::Tensor& transits, int64_t m
   s.thread_tier =
       at::nonzero(in_block_tier.logical_not().index_select(0, segment_of_position)).view({-1});
   const at::Tensor block_segments = at::nonzero(in_block_tier).view({-1});
-  const at::Tensor chunks = at::floor_divide(
-      segment_len.index_select(0, block_segments) + chunk_size - 1, chunk_size);
+  // Rounded up without forming len + chunk_size - 1, which overflows for huge chunk sizes.
+  const at::Tensor chunks =
+      at::floor_divide(segment_len.index_select(0, block_segments) - 1, chunk_size) + 1;
   // Passing the output size spares repeat_interleave two device syncs each.
   const int64_t num_items = chunks.sum().item<int64_t>();
   s.block_segment = at::repeat_interleave(block_segments, chunks, /*dim=*/0, num_items);

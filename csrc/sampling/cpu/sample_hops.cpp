@@ -209,8 +209,11 @@ class HopSampler {
       for (int64_t i = lo; i < hi; ++i) {
         if (i + kPrefetchDistance < hi) prefetch_offsets(keys[i + kPrefetchDistance]);
         const int64_t node = node_of(keys[i]);
+        const int64_t start = g_.col_start[node], stop = g_.col_start[node + 1];
+        FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
+                     " (node ", node, ")");
         out.nodes[first + i] = node;
-        out.in_degrees[first + i] = g_.col_start[node + 1] - g_.col_start[node];
+        out.in_degrees[first + i] = stop - start;
         if (cfg_.disjoint) out.tree[first + i] = keys[i] / g_.num_nodes;
       }
     });

@@ -188,13 +188,19 @@ at::Tensor counts_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t 
 
 HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
                     const std::vector<std::vector<int64_t>>& node_counts,
-                    const at::Tensor& indptr, bool disjoint, const at::Tensor& seed_local,
+                    const at::Tensor& indptr, int64_t num_edges, bool disjoint,
+                    const at::Tensor& seed_local,
                     const at::TensorOptions& options) {
   const int64_t num_batches = static_cast<int64_t>(node_counts.size());
   const int64_t num_hops = static_cast<int64_t>(hops.size());
   const int64_t num_nodes = indptr.numel() - 1;
   const at::Tensor node = node_of(nodes.keys, num_nodes, disjoint);
-  const at::Tensor in_degrees = indptr.index_select(0, node + 1) - indptr.index_select(0, node);
+  const at::Tensor start = indptr.index_select(0, node), stop = indptr.index_select(0, node + 1);
+  const at::Tensor in_degrees = stop - start;
+  // The rows of the last hop's nodes were never read as transits: checked here, as the CPU does.
+  FASTGL_CHECK(node.numel() == 0 ||
+                   ((start >= 0) & (in_degrees >= 0) & (stop <= num_edges)).all().item<bool>(),
+               kHopsOp, kBadIndptrError);
   const at::Tensor tree =
       disjoint ? at::floor_divide(nodes.keys, std::max<int64_t>(1, num_nodes)) : at::empty({0}, options);
   std::vector<std::vector<int64_t>> edge_counts(num_batches);
@@ -266,7 +272,8 @@ HopsResult sample_hops_cuda(const HopsInputs& in) {
                           nodes.batch.masked_select(is_new), added};
     }
   }
-  return assemble(nodes, hops, node_counts, indptr_c, disjoint, seed_local, options);
+  return assemble(nodes, hops, node_counts, indptr_c, indices_c.numel(), disjoint, seed_local,
+                  options);
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_hops", &sample_hops_entry<&sample_hops_cuda>); }

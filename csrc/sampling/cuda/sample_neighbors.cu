@@ -181,9 +181,14 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
                                    int64_t seed) {
   return dispatch_sample_neighbors(
       indptr, indices, weight, transits, fanout, replace, seed,
-      [](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        return sample_typed<decltype(index_tag)>(weight, tensors_and_config..., nullptr,
-                                                 "sample_neighbors");
+      [&](auto index_tag, auto weight, const auto&... tensors_and_config) {
+        SampleResult result = sample_typed<decltype(index_tag)>(
+            weight, tensors_and_config..., nullptr, "sample_neighbors");
+        // The neighbors came from `indices`, which only the rows read were checked for: one
+        // reduction over the output (sample_hops checks its own through the relabeling).
+        check_ids_in_range("sample_neighbors", "indices", std::get<1>(result),
+                           indptr.numel() - 1);
+        return result;
       });
 }
 
