@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace fastgl {
 
@@ -60,5 +61,9 @@ struct PoolAllocator {
   template <typename U>
   bool operator!=(const PoolAllocator<U>&) const noexcept { return false; }
 };
+
+// The one spelling of a vector on the pool.
+template <typename T>
+using PooledVector = std::vector<T, PoolAllocator<T>>;
 
 }  // namespace fastgl

@@ -13,7 +13,7 @@ namespace fastgl::idmap {
 
 class GrowingIdMap {
  public:
-  using Keys = std::vector<int64_t, PoolAllocator<int64_t>>;
+  using Keys = PooledVector<int64_t>;
 
   // Keys in local-id order.
   const Keys& keys() const { return keys_; }

@@ -68,7 +68,7 @@ class IdTable {
     }
   }
 
-  using Slots = std::vector<Slot, PoolAllocator<Slot>>;
+  using Slots = PooledVector<Slot>;
 
   uint64_t mask_;
   Slots slots_;

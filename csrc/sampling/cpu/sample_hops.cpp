@@ -48,8 +48,6 @@ struct Adjacency {
 // The window's arrays and a hop's scratch come from the block pool: a sampler call's buffers are
 // the size of the last call's, and recycled they cost no page faults (block_pool.h). Resizing
 // leaves new elements uninitialized: edge arrays are sized first and then written in full.
-template <typename T>
-using PooledVector = std::vector<T, PoolAllocator<T>>;
 using Buffer = PooledVector<int64_t>;
 
 // A buffer handed to a tensor without a copy: the tensor owns it from then on.
@@ -106,6 +104,14 @@ class HopSampler {
  private:
   int64_t node_of(int64_t key) const { return cfg_.disjoint ? key % g_.num_nodes : key; }
 
+  // A node's in-edge range, checked as it is read: the op never scans the whole indptr.
+  Adjacency in_edges_of(int64_t node) const {
+    const int64_t start = g_.col_start[node], stop = g_.col_start[node + 1];
+    FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
+                 " (node ", node, ")");
+    return {start, stop - start};
+  }
+
   // Transits are random nodes, so their indptr entries are cache misses: requested a few
   // transits ahead, they overlap.
   void prefetch_offsets(int64_t key) const { __builtin_prefetch(g_.col_start + node_of(key)); }
@@ -127,12 +133,9 @@ class HopSampler {
     at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
-        const int64_t t = node_of(transit_key[p]);
-        const int64_t start = g_.col_start[t], stop = g_.col_start[t + 1];
-        FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
-                     " (node ", t, ")");
-        adjacency[p] = {start, stop - start};
-        offset[p + 1] = num_draws(hop, g_.weight_from(start), stop - start);
+        adjacency[p] = in_edges_of(node_of(transit_key[p]));
+        offset[p + 1] =
+            num_draws(hop, g_.weight_from(adjacency[p].start), adjacency[p].degree);
       }
     });
     check_draws_fit(kHopsOp, num_pairs, hop.fanout, hop.replace, g_.num_edges);
@@ -209,11 +212,8 @@ class HopSampler {
       for (int64_t i = lo; i < hi; ++i) {
         if (i + kPrefetchDistance < hi) prefetch_offsets(keys[i + kPrefetchDistance]);
         const int64_t node = node_of(keys[i]);
-        const int64_t start = g_.col_start[node], stop = g_.col_start[node + 1];
-        FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
-                     " (node ", node, ")");
         out.nodes[first + i] = node;
-        out.in_degrees[first + i] = stop - start;
+        out.in_degrees[first + i] = in_edges_of(node).degree;
         if (cfg_.disjoint) out.tree[first + i] = keys[i] / g_.num_nodes;
       }
     });
