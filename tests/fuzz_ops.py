@@ -4,11 +4,12 @@ Run by ``test_fuzz_ops.py`` in a child process, so that a crash fails a test ins
 pytest: ``python fuzz_ops.py REPORT.json [ROUNDS]``. Before each call the case is printed (and
 flushed), so the last line of a crashed child's output names the input that crashed it.
 
-Every op registered under ``torch.ops.fastgl`` is enumerated from the dispatcher; each needs a
-generator of small valid calls in ``VALID_CALLS`` (an op without one is reported as a failure, so
-a new op is fuzzed as soon as it is registered). Each round draws a fresh valid call per op
-(random sizes, empty ones included) and then mutates it, one argument at a time and then two at
-once, by the argument's schema type:
+Every op registered under ``torch.ops.fastgl`` is enumerated from the dispatcher; each needs an
+entry in ``FUZZED_OPS``: a generator of valid calls and the oracle that judges a returned result
+(``fuzz_oracles.py``). An op without one is reported as a failure, so a new op is fuzzed as soon
+as it is registered. Each round draws a fresh valid call per op (random sizes, empty ones
+included) and then mutates it, one argument at a time and then two at once, by the argument's
+schema type:
 
 * tensors: every other dtype, one dimension more or less, empty, one entry short or long,
   negative, huge and int64-extreme ids, NaN and infinities, None, the same tensor as another
@@ -17,9 +18,12 @@ once, by the argument's schema type:
 * ints: 0, -1, -2, 2^62, 2^63 - 1, -2^63; bools flipped; strings empty or unknown; int lists empty,
   negative or huge.
 
-A call passes when it returns or raises an exception whose message names the op. A mutation
-that keeps the call's meaning (a non-contiguous view of the same values) must also return
-exactly what the unmutated call returned. Everything is seeded: the same cases every run.
+A call passes when it raises an exception whose message names the op, or returns the result its
+oracle expects, leaving every argument but an output unchanged. A mutation that keeps the call's
+meaning (a non-contiguous view of the same values) must also return exactly what the unmutated
+call returned. Small calls run at one thread; a last round of large calls (66,000+ nodes, up to
+2,000 transits) reaches the kernels' parallel paths at two. Everything is seeded: the same cases
+every run.
 """
 
 from __future__ import annotations
@@ -27,16 +31,19 @@ from __future__ import annotations
 import json
 import random
 import sys
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
 import fastgl  # noqa: F401  (registers the ops)
+import fuzz_oracles as oracles
+from fuzz_oracles import check_result, same, snapshot
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64, torch.bool)
 # Sizes such as 2^31 nodes are valid requests for 16 GB, not malformed input: left out.
-BAD_INTS = (0, -1, -2, 2**62, INT64_MAX, INT64_MIN)
+BAD_INTS = (0, -1, -2, 2**40, 2**58, 2**62, INT64_MAX, INT64_MIN)
 BAD_INT_LISTS = ([], [-2], [2**62], [1, -3])
 BAD_STRINGS = ("", "bogus")
 SEMANTICS_PRESERVING = "non-contiguous view"
@@ -49,12 +56,27 @@ def registered_ops() -> List[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Small valid calls, one generator per op: ``rng -> {argument name: value}``.
+# Valid calls, one generator per op: ``rng -> {argument name: value}``.
+
+@dataclass(frozen=True)
+class Sizes:
+    min_nodes: int
+    max_nodes: int
+    max_edges: int
+    max_ids: int  # transits, seeds, ids, rows
+
+
+# Small calls for most rounds; one round of large ones reaches the kernels' parallel paths
+# (offset checks over 2^16 entries, more than 256 pairs per chunk) at two threads.
+SMALL = Sizes(min_nodes=0, max_nodes=8, max_edges=20, max_ids=6)
+LARGE = Sizes(min_nodes=66_000, max_nodes=70_000, max_edges=200_000, max_ids=2_000)
+size = SMALL
+
 
 def _graph(rng: random.Random) -> Dict[str, torch.Tensor]:
-    """A random CSC graph of 0..8 nodes and 0..20 edges, with its transposed structure."""
-    num_nodes = rng.randint(0, 8)
-    num_edges = rng.randint(0, 20) if num_nodes else 0
+    """A random CSC graph of ``size`` nodes and edges, with its transposed structure."""
+    num_nodes = rng.randint(size.min_nodes, size.max_nodes)
+    num_edges = rng.randint(0, size.max_edges) if num_nodes else 0
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
     src = torch.randint(0, max(num_nodes, 1), (num_edges,), generator=gen)
     dst = torch.randint(0, max(num_nodes, 1), (num_edges,), generator=gen)
@@ -86,14 +108,14 @@ def _csc_from_coo(rng):
 def _sample_neighbors(rng):
     g = _graph(rng)
     return {"indptr": g["indptr"], "indices": g["indices"], "weight": _maybe(rng, g["weight"]),
-            "transits": _ids(rng, g["num_nodes"], rng.randint(0, 6)),
+            "transits": _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids)),
             "fanout": rng.choice([-1, 0, 1, 3]), "replace": rng.random() < 0.5,
             "seed": rng.randrange(2**62)}
 
 
 def _sample_hops(rng):
     g = _graph(rng)
-    seeds = _ids(rng, g["num_nodes"], rng.randint(0, 6))
+    seeds = _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids))
     cut = rng.randint(0, seeds.numel())
     return {"indptr": g["indptr"], "indices": g["indices"], "weight": _maybe(rng, g["weight"]),
             "eid": _maybe(rng, g["perm"]), "seeds": seeds,
@@ -104,8 +126,10 @@ def _sample_hops(rng):
 
 
 def _id_map(rng):
-    prefix = torch.randperm(20, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
-    return {"prefix": prefix[:rng.randint(0, 5)], "ids": _ids(rng, 20, rng.randint(0, 12))}
+    bound = 3 * size.max_ids
+    prefix = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
+    return {"prefix": prefix[:rng.randint(0, size.max_ids)],
+            "ids": _ids(rng, bound, rng.randint(0, 2 * size.max_ids))}
 
 
 def _aggregation(rng, weighted=True):
@@ -161,8 +185,10 @@ def _edge_softmax_backward(rng):
 
 
 def _match(rng):
-    prev = torch.randperm(20, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
-    return {"prev_nodes": prev[:rng.randint(0, 8)], "next_nodes": _ids(rng, 20, rng.randint(0, 8))}
+    bound = 3 * size.max_ids
+    prev = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
+    return {"prev_nodes": prev[:rng.randint(0, size.max_ids)],
+            "next_nodes": _ids(rng, bound, rng.randint(0, size.max_ids))}
 
 
 def _overlap_counts(rng):
@@ -173,9 +199,9 @@ def _overlap_counts(rng):
 
 
 def _gather_rows(rng):
-    rows, dim = rng.randint(0, 6), rng.randint(1, 3)
+    rows, dim = rng.randint(0, size.max_ids), rng.randint(1, 3)
     x = torch.randn(rows, dim)
-    index = _ids(rng, rows, rng.randint(0, 5)) if rng.random() < 0.7 else None
+    index = _ids(rng, rows, rng.randint(0, size.max_ids)) if rng.random() < 0.7 else None
     gathered = rows if index is None else index.numel()
     use_out_index = rng.random() < 0.4
     out_rows = gathered + rng.randint(0, 3)
@@ -184,18 +210,29 @@ def _gather_rows(rng):
 
 
 def _transit_schedule(rng):
-    return {"transits": _ids(rng, 6, rng.randint(0, 12)), "min_block_pairs": rng.randint(1, 4),
+    return {"transits": _ids(rng, size.max_ids, rng.randint(0, 2 * size.max_ids)),
+            "min_block_pairs": rng.randint(1, 4),
             "chunk_size": rng.choice([1, 2, 32])}
 
 
-VALID_CALLS: Dict[str, Callable[[random.Random], dict]] = {
-    "csc_from_coo": _csc_from_coo, "sample_neighbors": _sample_neighbors,
-    "sample_hops": _sample_hops, "id_map": _id_map, "spmm": _spmm, "spmm_max": _spmm_max,
-    "es_spmm": _es_spmm, "spmm_max_backward_x": _spmm_max_backward_x,
-    "spmm_max_backward_weight": _spmm_max_backward_weight, "sddmm": _sddmm,
-    "edge_softmax": _edge_softmax, "edge_softmax_backward": _edge_softmax_backward,
-    "match": _match, "overlap_counts": _overlap_counts, "gather_rows": _gather_rows,
-    "_transit_schedule": _transit_schedule,
+# Each op's generator of valid calls and the oracle that judges what it returns.
+FUZZED_OPS: Dict[str, Tuple[Callable[[random.Random], dict], oracles.Oracle]] = {
+    "csc_from_coo": (_csc_from_coo, oracles.csc_from_coo),
+    "sample_neighbors": (_sample_neighbors, oracles.sample_neighbors),
+    "sample_hops": (_sample_hops, oracles.sample_hops),
+    "id_map": (_id_map, oracles.id_map),
+    "spmm": (_spmm, oracles.spmm),
+    "spmm_max": (_spmm_max, oracles.spmm_max),
+    "es_spmm": (_es_spmm, oracles.es_spmm),
+    "spmm_max_backward_x": (_spmm_max_backward_x, oracles.spmm_max_backward_x),
+    "spmm_max_backward_weight": (_spmm_max_backward_weight, oracles.spmm_max_backward_weight),
+    "sddmm": (_sddmm, oracles.sddmm),
+    "edge_softmax": (_edge_softmax, oracles.edge_softmax),
+    "edge_softmax_backward": (_edge_softmax_backward, oracles.edge_softmax_backward),
+    "match": (_match, oracles.match),
+    "overlap_counts": (_overlap_counts, oracles.overlap_counts),
+    "gather_rows": (_gather_rows, oracles.gather_rows),
+    "_transit_schedule": (_transit_schedule, oracles.transit_schedule),
 }
 
 
@@ -281,15 +318,6 @@ def mutations_of(op: str, call: dict, rng: random.Random) -> List[Tuple[str, dic
 
 # ---------------------------------------------------------------------------------------------
 
-def same_result(a, b) -> bool:
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and \
-            torch.equal(a.nan_to_num(), b.nan_to_num()) and bool((a.isnan() == b.isnan()).all())
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(same_result(x, y) for x, y in zip(a, b))
-    return a == b
-
-
 def run_case(op: str, call: dict):
     """``(outcome, detail)``: the result, or the exception's message."""
     fn = getattr(torch.ops.fastgl, op)
@@ -303,55 +331,81 @@ def names_op(message: str, op: str) -> bool:
     return f"{op}:" in message or f"fastgl::{op}" in message or f"{op}(" in message
 
 
-def fuzz(rounds: int, seed: int = 0) -> dict:
-    rng = random.Random(seed)
-    torch.manual_seed(seed)  # tensor values too, whatever ran before
-    failures: List[dict] = []
-    counts: Dict[str, int] = {}
-    total = 0
+class Fuzzer:
+    """Runs cases and collects what failed: a crash ends the child, so nothing else is needed."""
 
-    def check(op, what, call, expected=None):
-        nonlocal total
-        total += 1
-        counts[op] = counts.get(op, 0) + 1
+    def __init__(self) -> None:
+        self.failures: List[dict] = []
+        self.counts: Dict[str, int] = {}
+
+    def fail(self, op: str, case: str, error: str) -> None:
+        self.failures.append({"op": op, "case": case, "error": error[:300]})
+
+    def check(self, op: str, what: str, call: dict, expected=None):
+        """Runs one case: an error must name the op, a result must be the right one (and, for a
+        mutation that keeps the meaning, the unmutated call's result)."""
+        self.counts[op] = self.counts.get(op, 0) + 1
         print(f"{op} | {what}", flush=True)
+        before = snapshot(call)
         outcome, detail = run_case(op, call)
-        if outcome == "raised" and not names_op(detail, op):
-            failures.append({"op": op, "case": what, "error": detail[:300]})
-        elif outcome == "returned" and expected is not None and not same_result(detail, expected):
-            failures.append({"op": op, "case": what, "error": "differs from the unmutated call"})
+        if outcome == "raised":
+            if not names_op(detail, op):
+                self.fail(op, what, detail)
+            return outcome, detail
+        fault = check_result(op, FUZZED_OPS[op][1], before, call, detail)
+        if fault is None and expected is not None and not same(detail, expected):
+            fault = "differs from the unmutated call"
+        if fault is not None:
+            self.fail(op, what, fault)
         return outcome, detail
 
+    def round(self, op: str, rng: random.Random, pairs: bool) -> None:
+        """A fresh valid call of ``op``, each single-argument mutation of it and (``pairs``)
+        as many random pairs of mutations on different arguments."""
+        call = FUZZED_OPS[op][0](rng)
+        before = snapshot(call)
+        outcome, base = self.check(op, "valid", call)
+        if outcome != "returned":
+            self.fail(op, "valid", str(base))
+            return
+        singles = mutations_of(op, before, rng)
+        for what, mutated in singles:
+            self.check(op, what, mutated, base if what.endswith(SEMANTICS_PRESERVING) else None)
+        for _ in range(len(singles) // 2 if pairs else 0):
+            (what_a, first), (what_b, second) = rng.sample(singles, 2)
+            name_b = what_b.split(":")[0]
+            if what_a.split(":")[0] != name_b:
+                self.check(op, f"{what_a} + {what_b}", dict(first, **{name_b: second[name_b]}))
+
+
+def fuzz(rounds: int, seed: int = 0, threads: int = 2) -> dict:
+    """``rounds`` rounds of small calls at one thread, then one of large calls at ``threads``."""
+    global size
+    rng = random.Random(seed)
+    torch.manual_seed(seed)  # tensor values too, whatever ran before
+    fuzzer = Fuzzer()
     ops = registered_ops()
     for op in ops:
-        if op not in VALID_CALLS:
-            failures.append({"op": op, "case": "-", "error": "no valid call to fuzz from: add "
-                             "one to VALID_CALLS in tests/fuzz_ops.py"})
+        if op not in FUZZED_OPS:
+            fuzzer.fail(op, "-", "no valid call and oracle to fuzz with: add them to FUZZED_OPS "
+                        "in tests/fuzz_ops.py")
+    fuzzed = [op for op in ops if op in FUZZED_OPS]
+    torch.set_num_threads(1)
     for _ in range(rounds):
-        for op in ops:
-            if op not in VALID_CALLS:
-                continue
-            call = VALID_CALLS[op](rng)
-            outcome, base = check(op, "valid", call)
-            if outcome != "returned":
-                failures.append({"op": op, "case": "valid", "error": str(base)[:300]})
-                continue
-            singles = mutations_of(op, call, rng)
-            for what, mutated in singles:
-                expected = base if what.endswith(SEMANTICS_PRESERVING) else None
-                check(op, what, mutated, expected)
-            for _ in range(len(singles) // 2):  # pairs of mutations on different arguments
-                (what_a, first), (what_b, second) = rng.sample(singles, 2)
-                name_b = what_b.split(":")[0]
-                if what_a.split(":")[0] != name_b:
-                    check(op, f"{what_a} + {what_b}", dict(first, **{name_b: second[name_b]}))
-    return {"total": total, "per_op": counts, "ops": ops, "failures": failures}
+        for op in fuzzed:
+            fuzzer.round(op, rng, pairs=True)
+    size = LARGE
+    torch.set_num_threads(threads)
+    for op in fuzzed:
+        fuzzer.round(op, rng, pairs=False)
+    size = SMALL
+    return {"total": sum(fuzzer.counts.values()), "per_op": fuzzer.counts, "ops": ops,
+            "failures": fuzzer.failures}
 
 
 def main(argv: List[str]) -> None:
     report_path = argv[1]
     rounds = int(argv[2]) if len(argv) > 2 else 8
-    torch.set_num_threads(1)
     report = fuzz(rounds)
     with open(report_path, "w") as f:
         json.dump(report, f)

@@ -1,19 +1,23 @@
 """No input crashes an op: tests/fuzz_ops.py throws over 10,000 malformed and edge-case calls at
 every registered fastgl op, in a child process so that a crash fails this test (naming the input
-that crashed) instead of killing pytest."""
+that crashed) instead of killing pytest. Every result an op returns is checked by its oracle in
+tests/fuzz_oracles.py, and the oracles themselves are tested here."""
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 import fastgl  # noqa: F401  (registers the ops)
-from fuzz_ops import registered_ops
+from fuzz_oracles import check_result, snapshot
+from fuzz_ops import FUZZED_OPS, registered_ops
 
 TESTS = Path(__file__).resolve().parent
-ROUNDS = 9  # about 1,240 calls a round: 11,000 in all, a few seconds
+ROUNDS = 9  # about 1,300 calls a round, then a round of large calls: 12,700 in all, a few seconds
 
 
 def test_every_op_survives_malformed_inputs(tmp_path):
@@ -33,3 +37,49 @@ def test_the_fuzz_enumerates_the_registered_schemas():
     names = registered_ops()
     assert {"spmm", "sample_hops", "gather_rows", "csc_from_coo"} <= set(names)
     assert all(hasattr(torch.ops.fastgl, name) for name in names)
+
+
+def _corrupted(result):
+    """``result`` with one entry of its first non-empty tensor changed, or ``None``."""
+    tensors = list(result) if isinstance(result, (tuple, list)) else [result]
+    for i, tensor in enumerate(tensors):
+        if tensor.numel():
+            wrong = tensor.clone()
+            wrong.view(-1)[0] += 1
+            return type(result)(tensors[:i] + [wrong] + tensors[i + 1:]) \
+                if isinstance(result, tuple) else wrong
+    return None
+
+
+@pytest.mark.parametrize("op", registered_ops())
+def test_every_oracle_rejects_a_wrong_result(op):
+    """The fuzz's oracles can fail: a result with one entry changed is caught (for gather_rows,
+    whose result is its argument out, one changed row of out)."""
+    rng = random.Random(7)
+    valid_call, oracle = FUZZED_OPS[op]
+    for _ in range(200):
+        call = valid_call(rng)
+        before = snapshot(call)
+        result = getattr(torch.ops.fastgl, op)(**call)
+        if op == "gather_rows":
+            if call["out"].numel():
+                assert check_result(op, oracle, before, call, result) is None
+                call["out"].view(-1)[0] += 1
+                assert check_result(op, oracle, before, call, result) is not None
+                return
+            continue
+        wrong = _corrupted(result)
+        if wrong is not None:
+            assert check_result(op, oracle, before, call, result) is None
+            assert check_result(op, oracle, before, call, wrong) is not None
+            return
+    pytest.fail(f"no valid call of {op} with a non-empty result in 200 tries")
+
+
+def test_the_oracles_catch_a_changed_argument():
+    valid_call, oracle = FUZZED_OPS["spmm"]
+    call = valid_call(random.Random(3))
+    before = snapshot(call)
+    result = torch.ops.fastgl.spmm(**call)
+    call["x"].add_(1)
+    assert check_result("spmm", oracle, before, call, result) == "the op changed its argument x"

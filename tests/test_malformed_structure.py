@@ -137,3 +137,74 @@ def test_sample_hops_checks_the_rows_it_reads_for_in_degrees(fanouts):
     with pytest.raises(RuntimeError, match=rf"^sample_hops: {BAD_OFFSETS}"):
         ops.sample_hops(indptr, torch.tensor([1, 1, 1, 0]), None, None, seeds,
                         torch.tensor([0, 1]), fanouts, False, False, False, 0)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+def test_sample_hops_without_hops_checks_indptr_ends(device):
+    # No hop reads a row as a transit, so no count pass sees the ends: they are checked anyway.
+    indptr, indices, _ = SAMPLER_GRAPHS["not starting at 0"]
+    with pytest.raises(RuntimeError, match=rf"^sample_hops: {BAD_OFFSETS}"):
+        ops.sample_hops(indptr.to(device), indices.to(device), None, None,
+                        torch.tensor([0], device=device), torch.tensor([0, 1], device=device), [],
+                        False, False, False, 0)
+
+
+# Weighted draws assume finite, non-negative weights with a finite sum per row: anything else
+# (which once came back as wrong samples) is an error for the row that holds it.
+BAD_WEIGHTS = {
+    "NaN": float("nan"),
+    "negative": -1.0,
+    "infinite": float("inf"),
+    "overflowing sum": 1e308,
+}
+
+
+def weighted_sampler_calls(weight, replace, device):
+    indptr = torch.tensor([0, 2, 4, 4], device=device)
+    indices = torch.tensor([0, 1, 2, 0], device=device)
+    transits = torch.tensor([2, 1], device=device)
+    return {
+        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, weight, transits, 1,
+                                                         replace, 0),
+        "sample_hops": lambda: ops.sample_hops(indptr, indices, weight, None, transits,
+                                               torch.tensor([0, 2], device=device), [1],
+                                               replace, False, False, 0),
+    }
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("fault", list(BAD_WEIGHTS))
+@pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
+def test_samplers_reject_unusable_weights(op, fault, replace, device):
+    weight = torch.tensor([1.0, 2.0, 1.0, BAD_WEIGHTS[fault]], dtype=torch.float64, device=device)
+    if fault == "overflowing sum":
+        weight[2] = BAD_WEIGHTS[fault]
+    with pytest.raises(RuntimeError, match=rf"^{op}: weight must be finite and non-negative"):
+        weighted_sampler_calls(weight, replace, device)[op]()
+    # The same row with its fault set to zero draws only positive-weight edges.
+    weight[2:] = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    result = weighted_sampler_calls(weight, replace, device)[op]()
+    edge_ids = result[2] if op == "sample_neighbors" else result[4]
+    assert set(edge_ids.tolist()) == {3}, "node 1 (transit 1) holds edges 2 (weight 0) and 3"
+
+
+# Outputs sized by an int argument (a fanout with replacement, a node count) are checked against
+# the device's memory before they are allocated: the error names the op, not the allocator.
+@pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops", "csc_from_coo"])
+def test_outputs_larger_than_memory_are_refused_by_name(op):
+    indptr, indices = torch.tensor([0, 2]), torch.tensor([0, 0])
+    huge = 2**40
+    call = {
+        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, None, torch.tensor([0]),
+                                                         huge, True, 0),
+        "sample_hops": lambda: ops.sample_hops(indptr, indices, None, None, torch.tensor([0]),
+                                               torch.tensor([0, 1]), [huge], True, False, False,
+                                               0),
+        "csc_from_coo": lambda: ops.csc_from_coo(indices, indices, huge),
+    }[op]
+    with pytest.raises(RuntimeError, match=rf"^{op}: .* would need \d+ entries of \d+ bytes, "
+                                           r"more than the \d+ MiB of memory on cpu"):
+        call()

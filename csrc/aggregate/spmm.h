@@ -29,13 +29,15 @@ struct SumReducer {
   C10_HOST_DEVICE int64_t arg() const { return -1; }
 };
 
-// The first maximum wins ties; a row without edges gives 0 and slot -1 (as PyG's max).
+// The first maximum wins ties; a row without edges gives 0 and slot -1 (as PyG's max). A NaN
+// message is the maximum, as in torch.max: the first one wins and keeps its slot.
 template <typename acc_t>
 struct MaxReducer {
   acc_t value = 0;
   int64_t slot = -1;
   C10_HOST_DEVICE void add(acc_t v, int64_t k) {
-    if (slot < 0 || v > value) {
+    const bool first_nan = v != v && value == value;
+    if (slot < 0 || v > value || first_nan) {
       value = v;
       slot = k;
     }
@@ -46,7 +48,8 @@ struct MaxReducer {
 
 // Which edges of a row an SpMM reads: slot j < count(degree) reads the row's edge edge(j, degree)
 // (0-based within the row). Exact aggregation reads every edge; ES-SpMM's cache-first sampling
-// (papers/004 §IV) reads at most `width`, so a row's sampled edges fit one shared-memory tile.
+// (ES-SpMM, Lin et al., §IV) reads at most `width`, so a row's sampled edges fit one
+// shared-memory tile.
 struct AllEdges {
   C10_HOST_DEVICE int64_t count(int64_t degree) const { return degree; }
   C10_HOST_DEVICE int64_t edge(int64_t slot, int64_t) const { return slot; }
@@ -109,7 +112,7 @@ inline void check_spmm_inputs(const at::Tensor& indptr, const at::Tensor& indice
   check_structure(op, indptr, indices);
   check_features(op, "x", x, indptr);
   check_edge_weight(op, weight, indices.numel(), x, indptr);
-  check_ids_in_range(op, "indices", indices, x.size(0));
+  check_structure_ids(op, "indices", indices, x.size(0));
 }
 
 inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
@@ -124,7 +127,7 @@ inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indic
                b.size(1));
   FASTGL_CHECK(a.scalar_type() == b.scalar_type(), op, "a dtype ", a.scalar_type(),
                " differs from b dtype ", b.scalar_type());
-  check_ids_in_range(op, "indices", indices, b.size(0));
+  check_structure_ids(op, "indices", indices, b.size(0));
 }
 
 // The op entry points, shared by the backends: check, then run the backend's row kernel with a
@@ -154,8 +157,8 @@ at::Tensor spmm_picked(const at::Tensor& indptr, const at::Tensor& indices,
   return Backend::template run<SumReducer>(indptr, indices, weight, x, selector, nullptr);
 }
 
-// ES-SpMM (papers/004): the sum (or max) over each row's cache-first sample of at most `width`
-// edges.
+// ES-SpMM (Lin et al., §IV): the sum (or max) over each row's cache-first sample of at most
+// `width` edges.
 template <typename Backend>
 at::Tensor es_spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
                          const c10::optional<at::Tensor>& weight, const at::Tensor& x,

@@ -39,9 +39,9 @@ inline void check_spmm_max_backward_x_inputs(const at::Tensor& t_indptr, const a
                " entries but t_rows has ", t_rows.numel());
   check_same_device(op, "t_slots", t_slots, "t_indptr", t_indptr);
   check_max_arg(op, arg, grad, t_indptr);
-  check_ids_in_range(op, "t_rows", t_rows, grad.size(0));
+  check_structure_ids(op, "t_rows", t_rows, grad.size(0));
   check_edge_weight(op, weight, t_slots.numel(), grad, t_indptr);
-  check_ids_in_range(op, "t_slots", t_slots, t_slots.numel());
+  check_structure_ids(op, "t_slots", t_slots, t_slots.numel());
 }
 
 inline void check_spmm_max_backward_weight_inputs(const at::Tensor& indptr,
@@ -57,7 +57,7 @@ inline void check_spmm_max_backward_weight_inputs(const at::Tensor& indptr,
                x.size(1));
   FASTGL_CHECK(grad.scalar_type() == x.scalar_type(), op, "grad dtype ", grad.scalar_type(),
                " differs from x dtype ", x.scalar_type());
-  check_ids_in_range(op, "indices", indices, x.size(0));
+  check_structure_ids(op, "indices", indices, x.size(0));
 }
 
 }  // namespace fastgl::aggregate

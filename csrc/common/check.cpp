@@ -5,6 +5,8 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <sstream>
@@ -82,6 +84,13 @@ std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64
     error << "; offsets must start at 0, never decrease and end at the number of edges";
   }
   return error.str();
+}
+
+int64_t device_memory_bytes(const at::Device& device) {
+#ifdef FASTGL_WITH_CUDA
+  if (device.is_cuda()) return cuda_memory_bytes(device.index());
+#endif
+  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
 }
 
 }  // namespace fastgl

@@ -2,6 +2,8 @@
 // what was expected and what came, so a user can fix the call without reading the source.
 #pragma once
 
+#include "common/checked_once.h"
+
 #include <ATen/ATen.h>
 
 #include <string>
@@ -55,14 +57,40 @@ inline std::pair<int64_t, int64_t> min_max_ids(const at::Tensor& ids) {
   return {bounds[0].item<int64_t>(), bounds[1].item<int64_t>()};
 }
 
-// All values in [0, bound).
-inline void check_ids_in_range(const char* op, const char* name, const at::Tensor& ids,
-                               int64_t bound) {
-  if (ids.numel() == 0) return;
+// All values in [0, bound); returns the largest.
+inline int64_t check_ids_in_range(const char* op, const char* name, const at::Tensor& ids,
+                                  int64_t bound) {
+  if (ids.numel() == 0) return -1;
   const auto [low, high] = min_max_ids(ids);
   FASTGL_CHECK(low >= 0, op, name, " id ", low, " is negative");
   FASTGL_CHECK(high < bound, op, name, " id ", high, " out of range for a graph of ", bound,
                " nodes");
+  return high;
+}
+
+// check_ids_in_range for a structure's `indices`, which ops read again and again: skipped while
+// the tensor is unchanged since it last passed (checked_once.h).
+inline void check_structure_ids(const char* op, const char* name, const at::Tensor& ids,
+                                int64_t bound) {
+  if (ids_known_below(ids, bound)) return;
+  remember_id_range(ids, check_ids_in_range(op, name, ids, bound));
+}
+
+// Bytes of memory `device` has in all (check.cpp): the host's RAM, or the GPU's.
+int64_t device_memory_bytes(const at::Device& device);
+#ifdef FASTGL_WITH_CUDA
+int64_t cuda_memory_bytes(c10::DeviceIndex device);  // cuda_memory.cu
+#endif
+
+// An output of `entries` entries of `entry_bytes` each, sized by the op's arguments (a fanout, a
+// node count), fits the device's memory: a larger request is an error naming the op, not an
+// allocator failure without it (or, under memory overcommit, the process killed mid-write).
+inline void check_output_fits(const char* op, const char* what, int64_t entries,
+                              int64_t entry_bytes, const at::Device& device) {
+  const int64_t memory = device_memory_bytes(device);
+  FASTGL_CHECK(entries <= memory / entry_bytes, op, what, " would need ", entries, " entries of ",
+               entry_bytes, " bytes, more than the ", memory >> 20, " MiB of memory on ",
+               device.str());
 }
 
 // An offset array (CSC `indptr`): 1-D int64 with at least one entry. Its values are checked by
@@ -83,17 +111,19 @@ std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64
 inline void check_offsets(const char* op, const char* name, const at::Tensor& offsets,
                           int64_t num_edges) {
   check_offsets_tensor(op, name, offsets);
+  if (offsets_known_valid(offsets, num_edges)) return;  // checked_once.h
   if (offsets.device().is_cpu()) {
     const std::string error = offsets_error_cpu(name, offsets, num_edges);
     FASTGL_CHECK(error.empty(), op, error);
-    return;
+  } else {
+    const int64_t n = offsets.numel();
+    const at::Tensor valid = (offsets[0] == 0) & (offsets[n - 1] == num_edges) &
+                             (offsets.narrow(0, 1, n - 1) >= offsets.narrow(0, 0, n - 1)).all();
+    FASTGL_CHECK(valid.item<bool>(), op, name,
+                 " is not a valid offset array: it must start at 0, never decrease and end at ",
+                 num_edges, " (the number of edges)");
   }
-  const int64_t n = offsets.numel();
-  const at::Tensor valid = (offsets[0] == 0) & (offsets[n - 1] == num_edges) &
-                           (offsets.narrow(0, 1, n - 1) >= offsets.narrow(0, 0, n - 1)).all();
-  FASTGL_CHECK(valid.item<bool>(), op, name,
-               " is not a valid offset array: it must start at 0, never decrease and end at ",
-               num_edges, " (the number of edges)");
+  remember_valid_offsets(offsets, num_edges);
 }
 
 }  // namespace fastgl

@@ -1,5 +1,5 @@
 // Small CUDA helpers shared by the kernels. Only c10/cuda headers: the kernels must compile
-// against the torch headers without a GPU or the CUDA math libraries (DESIGN.md §4).
+// against the torch headers without a GPU or the CUDA math libraries (docs/adding-an-op.md).
 #pragma once
 
 #include <ATen/ATen.h>

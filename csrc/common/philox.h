@@ -1,4 +1,4 @@
-// Counter-based random numbers keyed by logical position (DESIGN.md §3).
+// Counter-based random numbers keyed by logical position (docs/contracts.md, Randomness).
 //
 // A draw is a pure function of (key, stream, index): `key` comes from the op's torch.Generator
 // once per call, `stream` is the logical unit of work (e.g. one (sample, transit) pair) and

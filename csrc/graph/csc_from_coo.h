@@ -10,6 +10,9 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
+#include <utility>
+
 
 namespace fastgl::graph {
 
@@ -22,10 +25,22 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
   FASTGL_CHECK(src.numel() == dst.numel(), op, "src has ", src.numel(), " entries but dst has ",
                dst.numel());
   FASTGL_CHECK(num_nodes >= 0, op, "num_nodes must be >= 0, got ", num_nodes);
-  // indptr's num_nodes + 1 int64 entries must be addressable.
-  FASTGL_CHECK(num_nodes < (int64_t{1} << 59), op, "num_nodes ", num_nodes, " is too large");
+  // indptr (num_nodes + 1 int64 entries) must fit in memory.
+  check_output_fits(op, "indptr", num_nodes, sizeof(int64_t), src.device());
   check_ids_in_range(op, "src", src, num_nodes);
   check_ids_in_range(op, "dst", dst, num_nodes);
+}
+
+// The CSC either backend built, remembered as checked (checked_once.h) so its first use skips
+// the structure checks: its offsets end at the edge count, and its indices are `src`'s ids, which
+// the input check bounded by num_nodes.
+inline std::tuple<at::Tensor, at::Tensor, at::Tensor> built_csc(at::Tensor indptr,
+                                                                at::Tensor indices,
+                                                                at::Tensor perm,
+                                                                int64_t num_nodes) {
+  remember_valid_offsets(indptr, indices.numel());
+  remember_id_range(indices, num_nodes - 1);
+  return {std::move(indptr), std::move(indices), std::move(perm)};
 }
 
 }  // namespace fastgl::graph

@@ -1,4 +1,4 @@
-// id_map: FastGL's Fused-Map (papers/001 §4.3, Algorithm 2).
+// id_map: FastGL's Fused-Map (FastGL, Zhu et al., ASPLOS '24, §4.3, Algorithm 2).
 //
 // unique = prefix followed by the ids not in it, in first-occurrence order;
 // local[i] = position of ids[i] in unique. `prefix` must hold distinct ids; ids are >= 0.

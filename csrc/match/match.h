@@ -1,6 +1,7 @@
-// FastGL's Match-Reorder (papers/001 §4.1): which feature rows of the previous mini-batch can be
-// reused by the next one (match), and how much every pair of batches in a window overlaps
-// (overlap_counts, the numerators of the match-degree matrix that Reorder's greedy order reads).
+// FastGL's Match-Reorder (Zhu et al., ASPLOS '24, §4.1): which feature rows of the previous
+// mini-batch can be reused by the next one (match), and how much every pair of batches in a
+// window overlaps (overlap_counts, the numerators of the match-degree matrix that Reorder's
+// greedy order reads).
 //
 // match(prev, next)[j] = position of next[j] in prev, or -1. prev holds distinct ids >= 0.
 // overlap_counts(nodes, offsets)[i][j] = |set i ∩ set j|, where set s = nodes[offsets[s] ..

@@ -5,13 +5,15 @@
 // two keys or a target and a boundary lie within that ulp, about 2^-50 per comparison.)
 //
 // Offsets are positions within the transit's adjacency (0 .. degree-1). `weight`, when not null,
-// points at the transit's first edge weight; zero-weight edges are never drawn.
+// points at the transit's first edge weight; zero-weight edges are never drawn, and the draws
+// run only on rows whose weights num_draws accepted (finite, non-negative, finite sum).
 #pragma once
 
 #include "common/philox.h"
 
 #include <c10/macros/Macros.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 
@@ -36,18 +38,32 @@ struct DrawConfig {
   uint64_t key;    // per-call Philox key
 };
 
+// What num_draws returns for a row it cannot draw from: a weight that is NaN, negative or
+// infinite, or weights whose sum overflows. Callers raise kBadWeightError for it.
+constexpr int64_t kInvalidWeights = -1;
+
+// The edges with a positive weight, or kInvalidWeights. The draws below rely on every weight of
+// the row being finite and non-negative with a finite sum; the scan that counts them checks it.
 template <typename weight_t>
 C10_HOST_DEVICE inline int64_t count_positive(const weight_t* weight, int64_t degree) {
   int64_t positive = 0;
-  for (int64_t i = 0; i < degree; ++i) positive += weight[i] > 0;
-  return positive;
+  double total = 0;
+  for (int64_t i = 0; i < degree; ++i) {
+    const double w = static_cast<double>(weight[i]);
+    if (!(w >= 0)) return kInvalidWeights;  // negative or NaN
+    positive += w > 0;
+    total += w;
+  }
+  return total <= DBL_MAX ? positive : kInvalidWeights;  // an infinite weight or sum
 }
 
-// Number of edges a pair draws; the output of the pair has exactly this many slots.
+// Number of edges a pair draws (the output of the pair has exactly this many slots), or
+// kInvalidWeights.
 template <typename weight_t>
 C10_HOST_DEVICE inline int64_t num_draws(const DrawConfig& cfg, const weight_t* weight,
                                          int64_t degree) {
   const int64_t available = weight ? count_positive(weight, degree) : degree;
+  if (available == kInvalidWeights) return kInvalidWeights;
   if (cfg.fanout < 0) return available;
   if (available == 0) return 0;
   if (cfg.replace) return cfg.fanout;

@@ -1,5 +1,5 @@
 // sample_hops: every hop of multi-hop neighbor sampling for a window of mini-batches, each hop
-// one fused pass that draws the neighbors, relabels them (FastGL's Fused-Map, papers/001 §4)
+// one fused pass that draws the neighbors, relabels them (FastGL's Fused-Map, ASPLOS '24, §4.3)
 // and gathers their edge ids: no separate unique, sort, search or mask compaction.
 //
 // Batch b's seeds are seeds[seed_ptr[b] .. seed_ptr[b+1]). Its nodes are numbered locally: the

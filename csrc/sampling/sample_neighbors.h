@@ -23,6 +23,14 @@ using SampleResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 constexpr const char* kBadIndptrError =
     "indptr is not a valid CSC offset array (it must start at 0, never decrease and end at "
     "len(indices)); build graphs with fastgl.CSCGraph, which checks this";
+constexpr const char* kBadWeightError =
+    "weight must be finite and non-negative, with a finite sum over each node's in-edges";
+
+// A pair's draw count from num_draws, checked: a row with unusable weights is an error.
+inline int64_t checked_draws(const char* op, int64_t draws, int64_t node) {
+  FASTGL_CHECK(draws >= 0, op, kBadWeightError, " (node ", node, ")");
+  return draws;
+}
 
 // The sampled graph's CSC arrays, as every sampling op takes them: int64 `indptr` with at least
 // one entry, int32/int64 `indices`, and optional float32/float64 per-edge `weight`, one device.

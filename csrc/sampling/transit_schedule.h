@@ -1,5 +1,6 @@
-// NextDoor's transit-parallel scheduling (papers/000 §5.2, §6.1), reusable by every sampler
-// built on it (neighbor sampling now; random walks and the other NextDoor applications later).
+// NextDoor's transit-parallel scheduling (Jangda et al., EuroSys '21, §5.2, §6.1), reusable by
+// every sampler built on it (neighbor sampling now; random walks and the other NextDoor
+// applications later).
 //
 // A hop of sampling is a list of (sample, transit) pairs. Grouping the pairs by transit vertex
 // lets all pairs that reach the same transit share one read of its adjacency. Transits are then

@@ -5,7 +5,8 @@ One epoch, for every window of ``reorder`` batches:
 
 1. **sample** the window in one :meth:`~fastgl.NeighborSampler.sample_batches` call (one
    compiled call; each hop draws and relabels with Fused-Map in one fused pass);
-2. **reorder** it with Algorithm 1 of papers/001 when the window holds more than one batch;
+2. **reorder** it with Algorithm 1 of FastGL (ASPLOS '24, §4.1) when the window holds more than
+   one batch;
 3. for each batch in that order, **load**: :meth:`FeatureStore.assemble` builds its feature
    buffer from the previous batch's buffer (Match), the device cache and the host.
 
@@ -233,7 +234,8 @@ class _Prefetcher:
 
     Two buffers at most: the producer may finish one batch beyond the one being consumed and
     starts the next only when the consumer asks for it. On a GPU the producer works on a side
-    stream; the consumer's stream waits for it and the tensors are recorded on the consumer's
+    stream that first waits for the work the consumer's stream had queued when the epoch began;
+    the consumer's stream waits for each batch and its tensors are recorded on the consumer's
     stream so the caching allocator does not hand their memory out early.
     """
 
@@ -247,6 +249,12 @@ class _Prefetcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fastgl-prefetch", daemon=True)
         self._started = False
+        # The side stream must not read what the consumer's stream is still writing (features,
+        # the cache, a graph moved with non_blocking=True): it starts after this point.
+        self._inputs_written = None
+        if device.type == "cuda":
+            self._inputs_written = torch.cuda.Event()
+            self._inputs_written.record(torch.cuda.current_stream(device))
 
     def __iter__(self):
         return self
@@ -277,6 +285,8 @@ class _Prefetcher:
         try:
             stream = torch.cuda.Stream(self._device) if self._device.type == "cuda" else None
             context = torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
+            if stream is not None:
+                stream.wait_event(self._inputs_written)
             with context:
                 for batch in self._batches:
                     if stream is not None:

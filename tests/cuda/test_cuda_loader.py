@@ -103,6 +103,19 @@ def test_consumer_waits_for_the_side_stream(dataset, graph, monkeypatch):
     assert checks and all(checks)
 
 
+def test_side_stream_waits_for_features_still_being_written(dataset, graph):
+    """Features whose last write is still queued on the default stream (behind a long kernel)
+    when the epoch starts: the prefetching side stream must wait for it before gathering."""
+    x_copy, y = dataset.x.cuda(), dataset.y.cuda()  # host copies synchronize: done before
+    torch.cuda._sleep(200_000_000)  # about 100 ms of GPU time queued on the default stream
+    x_gpu = x_copy * 1  # written only after the sleep; the host does not wait for it
+    store = FeatureStore(x_gpu, y, device="cuda")
+    loader = DataLoader(graph, store, None, dataset.train_idx, [5, 4], batch_size=256,
+                        prefetch=True, generator=torch.Generator().manual_seed(2))
+    first = next(iter(loader))
+    assert torch.equal(first.x, x_copy[first.nodes.cuda()])
+
+
 def test_two_loaders_sharing_a_store_interleave_correctly(dataset, graph):
     store = FeatureStore(dataset.x, dataset.y, device="cuda")
     first = iter(DataLoader(graph, store, None, dataset.train_idx, [5], batch_size=128))

@@ -178,22 +178,35 @@ def test_gather_rows_cuda(dtype, row_shape, source, mode):
     assert torch.equal(out.cpu(), expected)
 
 
+def _at_offset(num_bytes, offset_bytes, device, seed):
+    """A byte buffer whose first byte sits `offset_bytes` past a 16-byte boundary, and the whole
+    allocation (so a test can check the bytes before it are untouched)."""
+    flat = torch.randint(0, 256, (16 + num_bytes,), dtype=torch.uint8, generator=_gen(seed))
+    flat = flat.cuda() if device == "cuda" else flat.pin_memory()
+    skip = (offset_bytes - flat.data_ptr()) % 16
+    view = flat[skip:skip + num_bytes]
+    assert view.data_ptr() % 16 == offset_bytes % 16
+    return view, flat[:skip]
+
+
 @pytest.mark.parametrize("offset_bytes", [0, 1, 2, 4, 8])
+@pytest.mark.parametrize("misaligned", ["x", "out"])
 @pytest.mark.parametrize("source", ["device", "pinned"])
-def test_gather_rows_cuda_misaligned_base(offset_bytes, source):
-    """Rows of 16 bytes whose base address is only 1/2/4/8-byte aligned: narrower words."""
-    flat = torch.randint(0, 256, (offset_bytes + 700 * 16,), dtype=torch.uint8, generator=_gen(4))
-    flat = flat.cuda() if source == "device" else flat.pin_memory()
-    x = flat[offset_bytes:].view(700, 16)
-    assert x.is_contiguous() and x.data_ptr() % 16 == offset_bytes % 16
+def test_gather_rows_cuda_misaligned_base(offset_bytes, misaligned, source):
+    """Rows of 16 bytes where only x's, or only out's, base address is 1/2/4/8-byte aligned: the
+    copy narrows its words to the worse of the two."""
+    x_bytes, _ = _at_offset(700 * 16, offset_bytes if misaligned == "x" else 0,
+                            "cuda" if source == "device" else "pinned", seed=4)
+    out_bytes, before_out = _at_offset(600 * 16, offset_bytes if misaligned == "out" else 0,
+                                       "cuda", seed=5)
+    x, out = x_bytes.view(700, 16), out_bytes.view(600, 16)
+    guard = before_out.clone()
     index, out_index = _indices(700, 500, 600, 5, "cuda")
-    out_flat = torch.zeros(3 + 600 * 16, dtype=torch.uint8, device="cuda")
-    out = out_flat[3:].view(600, 16)
     expected = gather_rows_reference(x, index, out, out_index)
     gather_rows(x, index, out=out, out_index=out_index)
     torch.cuda.synchronize()
     assert torch.equal(out.cpu(), expected)
-    assert torch.equal(out_flat[:3].cpu(), torch.zeros(3, dtype=torch.uint8))
+    assert torch.equal(before_out, guard)
 
 
 def test_gather_rows_cuda_allocates_on_index_device():

@@ -1,10 +1,10 @@
-// CUDA spmm, es_spmm and sddmm, after FastGL's Memory-Aware aggregation (papers/001 §4.2): a
+// CUDA spmm, es_spmm and sddmm, after FastGL's Memory-Aware aggregation (ASPLOS '24, §4.2): a
 // thread block owns kRowsPerBlock rows (destination nodes) x 32 feature columns, one warp per
 // row. The warp stages a tile of its row's edges (source ids and weights) in shared memory once,
 // then every lane reads the source rows coalesced along the feature dimension and accumulates in
 // a register in the op-math type (fp32 for fp16/bf16). No assumption on degrees: rows of any
 // length are walked tile by tile (FastGL's kernel assumes degree <= fanout). ES-SpMM's
-// cache-first sampling (papers/004) is the same kernel reading only the picked edges: with
+// cache-first sampling (Lin et al., §IV) is the same kernel reading only the picked edges: with
 // width <= 32 a row's whole sample sits in shared memory as one tile.
 #include "aggregate/cuda/warp_rows.cuh"
 #include "aggregate/spmm.h"

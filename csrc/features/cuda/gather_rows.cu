@@ -53,7 +53,9 @@ void gather_rows_cuda(const at::Tensor& x, const c10::optional<at::Tensor>& inde
   const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
   FASTGL_CHECK(out.is_cuda(), "gather_rows", "out must be on the GPU when index or x is, got ",
                out.device());
-  FASTGL_CHECK(x.device() == out.device() || (x.device().is_cpu() && x.is_pinned()),
+  // Zero-byte rows read nothing; their host tensor has no storage, which cannot be pinned.
+  const bool readable_from_host = x.is_pinned() || copy.row_bytes == 0;
+  FASTGL_CHECK(x.device() == out.device() || (x.device().is_cpu() && readable_from_host),
                "gather_rows", "x is on ", x.device(),
                (x.device().is_cpu() ? " and not pinned" : ""), "; with out on ", out.device(),
                " x must be on the same GPU or in pinned host memory (x.pin_memory())");

@@ -124,7 +124,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cpu(const at::Tensor
                        indices.data_ptr<index_t>(), perm.data_ptr<int64_t>());
     });
   });
-  return {indptr, indices, perm};
+  return built_csc(indptr, indices, perm, num_nodes);
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("csc_from_coo", &csc_from_coo_cpu); }

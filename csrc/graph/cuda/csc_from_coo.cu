@@ -30,7 +30,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cuda(const at::Tenso
   const at::Tensor perm = std::get<1>(
       at::sort(target, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
   const at::Tensor counts = at::bincount(target, /*weights=*/{}, /*minlength=*/num_nodes);
-  return csc_from_permutation(src, counts, perm);
+  auto [indptr, indices, slots] = csc_from_permutation(src, counts, perm);
+  return built_csc(indptr, indices, slots, num_nodes);
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("csc_from_coo", &csc_from_coo_cuda); }

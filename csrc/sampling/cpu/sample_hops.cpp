@@ -134,14 +134,17 @@ class HopSampler {
       for (int64_t p = lo; p < hi; ++p) {
         if (p + kPrefetchDistance < hi) prefetch_offsets(transit_key[p + kPrefetchDistance]);
         adjacency[p] = in_edges_of(node_of(transit_key[p]));
-        offset[p + 1] =
-            num_draws(hop, g_.weight_from(adjacency[p].start), adjacency[p].degree);
+        offset[p + 1] = checked_draws(
+            kHopsOp, num_draws(hop, g_.weight_from(adjacency[p].start), adjacency[p].degree),
+            node_of(transit_key[p]));
       }
     });
     check_draws_fit(kHopsOp, num_pairs, hop.fanout, hop.replace, g_.num_edges);
     for (int64_t p = 0; p < num_pairs; ++p) offset[p + 1] += offset[p];
 
     const int64_t first = static_cast<int64_t>(window.row.size());
+    check_output_fits(kHopsOp, "the sampled edges", first + offset[num_pairs],
+                      3 * sizeof(int64_t), at::kCPU);
     for (auto* edges : {&window.row, &window.col, &window.edge_ids}) {
       edges->resize(first + offset[num_pairs]);
     }

@@ -197,10 +197,13 @@ HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
   const at::Tensor node = node_of(nodes.keys, num_nodes, disjoint);
   const at::Tensor start = indptr.index_select(0, node), stop = indptr.index_select(0, node + 1);
   const at::Tensor in_degrees = stop - start;
-  // The rows of the last hop's nodes were never read as transits: checked here, as the CPU does.
-  FASTGL_CHECK(node.numel() == 0 ||
-                   ((start >= 0) & (in_degrees >= 0) & (stop <= num_edges)).all().item<bool>(),
-               kHopsOp, kBadIndptrError);
+  // The rows of the last hop's nodes were never read as transits, and without hops no count
+  // kernel checked indptr's ends: both checked here, as the CPU does.
+  if (node.numel() > 0) {
+    const at::Tensor ends_valid = (indptr[0] == 0) & (indptr[num_nodes] == num_edges);
+    const at::Tensor rows_valid = ((start >= 0) & (in_degrees >= 0) & (stop <= num_edges)).all();
+    FASTGL_CHECK((ends_valid & rows_valid).item<bool>(), kHopsOp, kBadIndptrError);
+  }
   const at::Tensor tree =
       disjoint ? at::floor_divide(nodes.keys, std::max<int64_t>(1, num_nodes)) : at::empty({0}, options);
   std::vector<std::vector<int64_t>> edge_counts(num_batches);

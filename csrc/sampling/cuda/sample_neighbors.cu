@@ -35,21 +35,26 @@ struct PairOutput {
   int64_t* edge_pos;
 };
 
+// Input faults the count kernel flags; one synchronization reads them with the output size.
+enum CountFault { kBadIndptr = 0, kBadWeight = 1, kNumCountFaults = 2 };
+
 template <typename index_t, typename weight_t>
 __global__ void count_draws_kernel(GraphView<index_t, weight_t> g, int64_t num_nodes,
                                    int64_t num_edges, const int64_t* transits, int64_t num_pairs,
-                                   DrawConfig cfg, int64_t* counts, int64_t* bad_indptr) {
+                                   DrawConfig cfg, int64_t* counts, int64_t* faults) {
   if (global_thread_index() == 0 && !valid_offset_ends(g.col_start, num_nodes, num_edges)) {
-    *bad_indptr = 1;
+    faults[kBadIndptr] = 1;
   }
   for (int64_t p = global_thread_index(); p < num_pairs; p += global_thread_stride()) {
     const int64_t t = transits[p], start = g.col_start[t], end = g.col_start[t + 1];
     if (!valid_adjacency(start, end, num_edges)) {
       counts[p] = 0;
-      *bad_indptr = 1;
+      faults[kBadIndptr] = 1;
       continue;
     }
-    counts[p] = num_draws(cfg, g.weight ? g.weight + start : nullptr, end - start);
+    const int64_t draws = num_draws(cfg, g.weight ? g.weight + start : nullptr, end - start);
+    if (draws == kInvalidWeights) faults[kBadWeight] = 1;
+    counts[p] = draws == kInvalidWeights ? 0 : draws;
   }
 }
 
@@ -133,19 +138,22 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   const cudaStream_t stream = fastgl::cuda::current_stream();
 
   at::Tensor counts = at::empty({num_pairs}, transits.options());
-  at::Tensor bad_indptr = at::zeros({1}, transits.options());
+  at::Tensor faults = at::zeros({kNumCountFaults}, transits.options());
   if (num_pairs > 0) {
     count_draws_kernel<<<blocks_for(num_pairs), kThreadsPerBlock, 0, stream>>>(
         g, indptr.numel() - 1, indices.numel(), transits.data_ptr<int64_t>(), num_pairs, cfg,
-        counts.data_ptr<int64_t>(), bad_indptr.data_ptr<int64_t>());
+        counts.data_ptr<int64_t>(), faults.data_ptr<int64_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   at::Tensor ptr = at::zeros({num_pairs + 1}, transits.options());
   ptr.narrow(0, 1, num_pairs).copy_(at::cumsum(counts, 0));
-  // One sync reads both the output size and the validity flag.
-  const at::Tensor total_and_flag = at::cat({ptr.narrow(0, num_pairs, 1), bad_indptr}).cpu();
-  FASTGL_CHECK(total_and_flag[1].item<int64_t>() == 0, op, kBadIndptrError);
-  const int64_t total = total_and_flag[0].item<int64_t>();
+  // One sync reads both the output size and the fault flags.
+  const at::Tensor total_and_faults = at::cat({ptr.narrow(0, num_pairs, 1), faults}).cpu();
+  const int64_t* read_back = total_and_faults.data_ptr<int64_t>();
+  FASTGL_CHECK(read_back[1 + kBadIndptr] == 0, op, kBadIndptrError);
+  FASTGL_CHECK(read_back[1 + kBadWeight] == 0, op, kBadWeightError);
+  const int64_t total = read_back[0];
+  check_output_fits(op, "the sample", total, 2 * sizeof(int64_t), indptr.device());
   at::Tensor neighbors = at::empty({total}, transits.options());
   at::Tensor edge_pos = at::empty({total}, transits.options());
   if (total == 0) return {ptr, neighbors, edge_pos};

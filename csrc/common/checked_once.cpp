@@ -1,0 +1,106 @@
+// The record behind checked_once.h: a few dozen (tensor, version, fact) entries, replaced oldest
+// first. Graph structures are few and long-lived; per-batch tensors are never recorded.
+#include "common/checked_once.h"
+
+#include <pthread.h>
+
+#include <array>
+#include <mutex>
+#include <optional>
+
+namespace fastgl {
+namespace {
+
+enum class Fact : uint8_t { kValidOffsets, kIdRange };
+
+using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+
+struct Record {
+  std::optional<WeakTensor> tensor;  // empty until the slot is first used
+  uint32_t version = 0;
+  Fact fact = Fact::kValidOffsets;
+  int64_t value = 0;  // the edge count of valid offsets; the largest id of an id range
+};
+
+class CheckedOnce {
+ public:
+  // The value recorded for `fact` about `t` at its current version, if any.
+  bool find(const at::Tensor& t, Fact fact, int64_t* value) {
+    if (!trackable(t)) return false;
+    const uint32_t version = t.unsafeGetTensorImpl()->version_counter().current_version();
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Record& record : records_) {
+      if (record.fact == fact && record.version == version && refers_to(record, t)) {
+        *value = record.value;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void remember(const at::Tensor& t, Fact fact, int64_t value) {
+    if (!trackable(t)) return;
+    const uint32_t version = t.unsafeGetTensorImpl()->version_counter().current_version();
+    std::lock_guard<std::mutex> lock(mutex_);
+    Record* slot = &records_[next_];
+    for (Record& record : records_) {  // a newer fact about the same tensor replaces the older
+      if (record.fact == fact && refers_to(record, t)) {
+        slot = &record;
+        break;
+      }
+    }
+    if (slot == &records_[next_]) next_ = (next_ + 1) % records_.size();
+    *slot = Record{WeakTensor(t.getIntrusivePtr()), version, fact, value};
+  }
+
+  // fork() copies only the forking thread: the child must not inherit the mutex held by another.
+  void lock_for_fork() { mutex_.lock(); }
+  void unlock_after_fork() { mutex_.unlock(); }
+
+ private:
+  // Inference tensors have no version counter: they are checked every time.
+  static bool trackable(const at::Tensor& t) { return t.defined() && !t.is_inference(); }
+
+  static bool refers_to(const Record& record, const at::Tensor& t) {
+    if (!record.tensor) return false;
+    const auto alive = record.tensor->lock();  // null once the tensor died
+    return alive.get() == t.unsafeGetTensorImpl();
+  }
+
+  std::mutex mutex_;
+  std::array<Record, 32> records_;
+  size_t next_ = 0;
+};
+
+CheckedOnce& checked_once() {
+  static CheckedOnce* instance = [] {
+    auto* created = new CheckedOnce();  // never destroyed: tensors may die after exit begins
+    pthread_atfork([] { checked_once().lock_for_fork(); },
+                   [] { checked_once().unlock_after_fork(); },
+                   [] { checked_once().unlock_after_fork(); });
+    return created;
+  }();
+  return *instance;
+}
+
+}  // namespace
+
+bool offsets_known_valid(const at::Tensor& offsets, int64_t num_edges) {
+  int64_t edges = 0;
+  return checked_once().find(offsets, Fact::kValidOffsets, &edges) && edges == num_edges;
+}
+
+void remember_valid_offsets(const at::Tensor& offsets, int64_t num_edges) {
+  checked_once().remember(offsets, Fact::kValidOffsets, num_edges);
+}
+
+bool ids_known_below(const at::Tensor& ids, int64_t bound) {
+  int64_t max_id = 0;
+  return checked_once().find(ids, Fact::kIdRange, &max_id) && max_id < bound;
+}
+
+void remember_id_range(const at::Tensor& ids, int64_t max_id) {
+  checked_once().remember(ids, Fact::kIdRange, max_id);
+}
+
+}  // namespace fastgl

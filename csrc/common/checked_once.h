@@ -1,0 +1,26 @@
+// Structure checks an op may skip because one was already passed: "this offset array is valid
+// for E edges", "these ids lie in [0, max]". The one mechanism by which checks are not repeated.
+//
+// A check that passes is remembered for the tensor (its TensorImpl, held weakly) at its current
+// version; every in-place change made through torch bumps the version, so the record answers only
+// while the tensor is alive and unchanged. The structures fastgl builds itself (csc_from_coo's
+// CSC) are remembered as they are made, so their first use skips the checks too. On CUDA a skipped
+// check is a skipped synchronization. Writes that bypass torch's version counter (a NumPy view of
+// the array, `.data`) are not seen: change a graph's arrays through torch, or build a new one.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+namespace fastgl {
+
+// `offsets` was checked: starts at 0, never decreases, ends at `num_edges`.
+bool offsets_known_valid(const at::Tensor& offsets, int64_t num_edges);
+void remember_valid_offsets(const at::Tensor& offsets, int64_t num_edges);
+
+// `ids` were checked to lie in [0, max_id]; known below `bound` when max_id < bound.
+bool ids_known_below(const at::Tensor& ids, int64_t bound);
+void remember_id_range(const at::Tensor& ids, int64_t max_id);
+
+}  // namespace fastgl

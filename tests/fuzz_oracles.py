@@ -1,0 +1,334 @@
+"""What a returned result of each fastgl op must be, checked by the fuzz after every call that
+returns (``fuzz_ops.py`` pairs each op with its oracle here): ``oracle(before, after, result)``
+gives ``None`` or what is wrong.
+
+``before`` holds the call's arguments as they were before the call (tensors cloned), ``after`` the
+same arguments after it. Deterministic ops are compared with a pure-PyTorch reference computed
+from ``before``; the random samplers with the invariants every valid sample has (each drawn edge
+exists in its transit's row, counts as the fanout says, distinct draws without replacement).
+No op may change an argument other than ``gather_rows``' ``out``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+import torch
+
+from reference import (expected_draws, first_occurrence, gather_rows_reference, id_map_reference,
+                       match_reference, overlap_counts_reference)
+
+Tensor = torch.Tensor
+Fault = Optional[str]
+
+
+def same(a, b) -> bool:
+    """Equal dtype, shape and values; NaNs equal each other."""
+    if isinstance(a, Tensor):
+        return isinstance(b, Tensor) and a.dtype == b.dtype and a.shape == b.shape and \
+            bool(((a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else
+                  (a == b)).all())
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def close(a: Tensor, b: Tensor) -> bool:
+    """Equal up to summation order: floating sums may round differently."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if not a.is_floating_point():
+        return bool((a == b).all())
+    return bool(torch.isclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True).all())
+
+
+def _expect(ok: bool, what: str) -> Fault:
+    return None if ok else what
+
+
+def _rows_of(indptr: Tensor) -> Tensor:
+    """The row of every slot of a valid offset array."""
+    return torch.repeat_interleave(torch.arange(indptr.numel() - 1), indptr.diff())
+
+
+def _messages(call: dict) -> Tensor:
+    """``weight[k] * x[indices[k]]`` for every edge, ``[E, F]``."""
+    x = call["x"]
+    messages = x[call["indices"].long()]
+    if call.get("weight") is not None:
+        messages = messages * call["weight"].to(x.dtype).unsqueeze(-1)
+    return messages
+
+
+def _sum_rows(indptr: Tensor, values: Tensor, like: Tensor) -> Tensor:
+    out = torch.zeros(indptr.numel() - 1, *values.shape[1:], dtype=like.dtype)
+    return out.index_add_(0, _rows_of(indptr), values)
+
+
+def _max_rows(indptr: Tensor, messages: Tensor) -> tuple:
+    """Max per row and column, NaN winning, the first maximum's slot; 0 and -1 for no edges."""
+    rows, num_rows = _rows_of(indptr), indptr.numel() - 1
+    shape = (num_rows, messages.shape[1])
+    value = torch.zeros(shape, dtype=messages.dtype).scatter_reduce_(
+        0, rows.unsqueeze(1).expand_as(messages), messages, "amax", include_self=False)
+    winner = value[rows]
+    is_max = (messages == winner) | (messages.isnan() & winner.isnan())
+    slots = torch.arange(messages.shape[0]).unsqueeze(1).expand_as(messages)
+    none = torch.iinfo(torch.int64).max
+    arg = torch.full(shape, none).scatter_reduce_(
+        0, rows.unsqueeze(1).expand_as(messages), torch.where(is_max, slots, none), "amin")
+    arg[arg == none] = -1
+    return value, arg
+
+
+# ---------------------------------------------------------------------------------------------
+# Deterministic ops: a reference from the inputs.
+
+def csc_from_coo(before, after, result) -> Fault:
+    src, dst, num_nodes = before["src"], before["dst"], before["num_nodes"]
+    counts = torch.bincount(dst.long(), minlength=num_nodes)
+    perm = torch.sort(dst.long(), stable=True).indices
+    indptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+    return _expect(same(result, (indptr, src[perm], perm)), "not the stable CSC of the edges")
+
+
+def id_map(before, after, result) -> Fault:
+    unique, local = id_map_reference(before["prefix"], before["ids"])
+    return _expect([t.tolist() for t in result] == [unique, local],
+                   "not prefix + first occurrences")
+
+
+def spmm(before, after, result) -> Fault:
+    expected = _sum_rows(before["indptr"], _messages(before), before["x"])
+    return _expect(close(result, expected), "differs from the weighted row sums")
+
+
+def spmm_max(before, after, result) -> Fault:
+    expected = _max_rows(before["indptr"], _messages(before))
+    return _expect(same(result, expected), "differs from the row maxima and their first slots")
+
+
+def _picked_slots(indptr: Tensor, width: int, strategy: str) -> Tensor:
+    """The slots ES-SpMM reads (see es_spmm's docstring)."""
+    picked: List[int] = []
+    for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist()):
+        degree = end - start
+        offsets = range(min(degree, width))
+        if strategy == "fastrand" and degree > width:
+            offsets = [(j * 577) % degree for j in offsets]
+        picked += [start + j for j in offsets]
+    return torch.tensor(picked, dtype=torch.long)
+
+
+def es_spmm(before, after, result) -> Fault:
+    slots = _picked_slots(before["indptr"], before["width"], before["strategy"])
+    counts = torch.bincount(_rows_of(before["indptr"])[slots],
+                            minlength=before["indptr"].numel() - 1)
+    picked_ptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+    messages = _messages(before)[slots]
+    if before["reduce"] == "max":
+        return _expect(same(result, _max_rows(picked_ptr, messages)[0]),
+                       "differs from the maxima over the picked edges")
+    return _expect(close(result, _sum_rows(picked_ptr, messages, before["x"])),
+                   "differs from the sums over the picked edges")
+
+
+def sddmm(before, after, result) -> Fault:
+    rows = _rows_of(before["indptr"])
+    expected = (before["a"][rows] * before["b"][before["indices"].long()]).sum(-1)
+    return _expect(close(result, expected), "differs from the per-edge dot products")
+
+
+def _softmax_sums(indptr: Tensor, values: Tensor) -> Tensor:
+    return _sum_rows(indptr, values, values)[_rows_of(indptr)]
+
+
+def edge_softmax(before, after, result) -> Fault:
+    indptr, scores = before["indptr"], before["scores"]
+    rows = _rows_of(indptr)
+    row_max = torch.zeros(indptr.numel() - 1, scores.shape[1], dtype=scores.dtype)
+    row_max = row_max.scatter_reduce_(0, rows.unsqueeze(1).expand_as(scores), scores, "amax",
+                                      include_self=False)
+    shifted = (scores - row_max[rows]).exp()
+    return _expect(close(result, shifted / _softmax_sums(indptr, shifted)),
+                   "differs from the softmax over each row's edges")
+
+
+def edge_softmax_backward(before, after, result) -> Fault:
+    out, grad = before["out"], before["grad"]
+    expected = out * (grad - _softmax_sums(before["indptr"], out * grad))
+    return _expect(close(result, expected), "differs from the softmax gradient")
+
+
+def spmm_max_backward_x(before, after, result) -> Fault:
+    t_indptr, arg, grad = before["t_indptr"], before["arg"], before["grad"]
+    source, row, slot = _rows_of(t_indptr), before["t_rows"].long(), before["t_slots"].long()
+    won = arg[row] == slot.unsqueeze(1)
+    scale = 1 if before["weight"] is None else before["weight"][slot].to(grad.dtype).unsqueeze(1)
+    contribution = torch.where(won, grad[row] * scale, torch.zeros((), dtype=grad.dtype))
+    return _expect(close(result, _sum_rows(t_indptr, contribution, grad)),
+                   "differs from the gradient routed to the winning sources")
+
+
+def spmm_max_backward_weight(before, after, result) -> Fault:
+    indptr, arg, grad, x = before["indptr"], before["arg"], before["grad"], before["x"]
+    rows, slots = _rows_of(indptr), torch.arange(before["indices"].numel())
+    won = arg[rows] == slots.unsqueeze(1)
+    products = grad[rows] * x[before["indices"].long()]
+    expected = torch.where(won, products, torch.zeros((), dtype=grad.dtype)).sum(1)
+    return _expect(close(result, expected), "differs from the winning edges' gradients")
+
+
+def match(before, after, result) -> Fault:
+    expected = match_reference(before["prev_nodes"], before["next_nodes"])
+    return _expect(result.tolist() == expected, "not the positions in prev_nodes")
+
+
+def overlap_counts(before, after, result) -> Fault:
+    expected = overlap_counts_reference(before["nodes"], before["offsets"])
+    return _expect(result.tolist() == expected, "not the pairwise intersection sizes")
+
+
+def gather_rows(before, after, result) -> Fault:
+    expected = gather_rows_reference(before["x"], before["index"], before["out"],
+                                     before["out_index"])
+    return _expect(result is None and same(after["out"], expected), "out holds the wrong rows")
+
+
+def transit_schedule(before, after, result) -> Fault:
+    transits = before["transits"]
+    order = torch.sort(transits, stable=True).indices
+    segment_transit, counts = torch.unique_consecutive(transits[order], return_counts=True)
+    segment_start = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+    thread_tier, block_segment, block_chunk = [], [], []
+    for s, count in enumerate(counts.tolist()):
+        if count < before["min_block_pairs"]:
+            thread_tier += range(int(segment_start[s]), int(segment_start[s + 1]))
+        else:
+            chunks = -(-count // before["chunk_size"])
+            block_segment += [s] * chunks
+            block_chunk += range(chunks)
+    expected = (order, segment_transit, segment_start, torch.tensor(thread_tier, dtype=torch.long),
+                torch.tensor(block_segment, dtype=torch.long),
+                torch.tensor(block_chunk, dtype=torch.long))
+    return _expect(same(result, expected), "not the transit-grouped schedule")
+
+
+# ---------------------------------------------------------------------------------------------
+# Random samplers: the invariants of a valid sample.
+
+def _drawable(before, transits: Tensor) -> Tensor:
+    """Edges each transit can draw: its in-degree, or its positive-weight in-edges. Only the
+    transits' rows: a sampler reads (and checks) no other."""
+    start, end = before["indptr"][transits], before["indptr"][transits + 1]
+    if before["weight"] is None:
+        return end - start
+    positive = torch.cat([torch.zeros(1, dtype=torch.long), (before["weight"] > 0).cumsum(0)])
+    return positive[end] - positive[start]
+
+
+def _valid_draws(before, pair_ptr: Tensor, transits: Tensor, slots: Tensor,
+                 fanout: int, replace: bool) -> Fault:
+    """Each pair drew as many in-edges of its transit as the fanout says, of positive weight,
+    distinct without replacement."""
+    indptr, counts = before["indptr"], pair_ptr.diff()
+    if not torch.equal(counts, expected_draws(_drawable(before, transits), fanout, replace)):
+        return f"draw counts {counts.tolist()} do not follow fanout {fanout}"
+    pair = torch.repeat_interleave(torch.arange(transits.numel()), counts)
+    transit = transits[pair]
+    if not bool(((indptr[transit] <= slots) & (slots < indptr[transit + 1])).all()):
+        return "a drawn edge is not an in-edge of its transit"
+    if before["weight"] is not None and not bool((before["weight"][slots] > 0).all()):
+        return "a zero-weight edge was drawn"
+    if not replace and torch.unique(pair * indptr[-1] + slots).numel() < slots.numel():
+        return "an edge was drawn twice without replacement"
+    return None
+
+
+def sample_neighbors(before, after, result) -> Fault:
+    ptr, neighbors, slots = result
+    if not (ptr.numel() == before["transits"].numel() + 1 and int(ptr[0]) == 0 and
+            int(ptr[-1]) == neighbors.numel() == slots.numel()):
+        return "ptr does not delimit the outputs"
+    fault = _valid_draws(before, ptr, before["transits"], slots, before["fanout"],
+                         before["replace"])
+    if fault:
+        return fault
+    return _expect(torch.equal(neighbors, before["indices"][slots].long()),
+                   "a neighbor is not the source of its drawn edge")
+
+
+def _slots_of_edge_ids(before, targets: Tensor, sources: Tensor, edge_ids: Tensor) -> Fault:
+    """Each sampled edge (source -> target, id) is an edge of the graph with that id."""
+    indptr, indices, eid = before["indptr"], before["indices"].long(), before["eid"]
+    if eid is None:
+        inside = (indptr[targets] <= edge_ids) & (edge_ids < indptr[targets + 1])
+        ok = bool(inside.all()) and torch.equal(indices[edge_ids], sources)
+        return _expect(ok, "a sampled edge is not the graph's edge of that slot")
+    for target, source, edge_id in zip(targets.tolist(), sources.tolist(), edge_ids.tolist()):
+        row = range(int(indptr[target]), int(indptr[target + 1]))
+        if not any(int(eid[s]) == edge_id and int(indices[s]) == source for s in row):
+            return f"edge {source} -> {target} with id {edge_id} is not in the graph"
+    return None
+
+
+def sample_hops(before, after, result) -> Fault:
+    nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree = result
+    seeds, seed_ptr, indptr = before["seeds"], before["seed_ptr"], before["indptr"]
+    num_batches, num_hops = seed_ptr.numel() - 1, len(before["fanouts"])
+    shapes_fit = (node_counts.shape == (num_batches, num_hops + 1) and
+                  edge_counts.shape == (num_batches, num_hops) and
+                  int(node_counts.sum()) == nodes.numel() == in_degrees.numel() and
+                  int(edge_counts.sum()) == row.numel() == col.numel() == edge_ids.numel() and
+                  seed_local.numel() == seeds.numel() and
+                  tree.numel() == (nodes.numel() if before["disjoint"] else 0))
+    if not shapes_fit:
+        return "the outputs' sizes do not fit each other"
+    if not torch.equal(in_degrees, indptr[nodes + 1] - indptr[nodes]):
+        return "in_degrees are not the nodes' in-degrees"
+    node_end, edge_end = node_counts.sum(1).cumsum(0), edge_counts.sum(1).cumsum(0)
+    for b in range(num_batches):
+        node_begin = 0 if b == 0 else int(node_end[b - 1])
+        edge_begin = 0 if b == 0 else int(edge_end[b - 1])
+        batch = nodes[node_begin:int(node_end[b])]
+        batch_seeds = seeds[int(seed_ptr[b]):int(seed_ptr[b + 1])]
+        if not torch.equal(batch[seed_local[int(seed_ptr[b]):int(seed_ptr[b + 1])]],
+                           batch_seeds):
+            return f"batch {b}: seed_local does not point at the seeds"
+        distinct = batch_seeds.tolist() if before["disjoint"] else \
+            first_occurrence(batch_seeds.tolist())
+        if batch[:int(node_counts[b, 0])].tolist() != distinct:
+            return f"batch {b}: the first nodes are not its distinct seeds"
+        edges = slice(edge_begin, int(edge_end[b]))
+        local_row, local_col = row[edges], col[edges]
+        if local_row.numel() and not bool(((local_row >= 0) & (local_row < batch.numel()) &
+                                           (local_col >= 0) &
+                                           (local_col < batch.numel())).all()):
+            return f"batch {b}: a local id is out of the batch's range"
+        fault = _slots_of_edge_ids(before, batch[local_col], batch[local_row], edge_ids[edges])
+        if fault:
+            return f"batch {b}: {fault}"
+    return None
+
+
+MUTABLE_ARGUMENTS = {"gather_rows": {"out"}}
+
+
+def snapshot(call: dict) -> dict:
+    return {name: value.clone() if isinstance(value, Tensor) else value
+            for name, value in call.items()}
+
+
+Oracle = Callable[[dict, dict, object], Fault]
+
+
+def check_result(op: str, oracle: Oracle, before: dict, after: dict, result) -> Fault:
+    """What is wrong with ``result`` of ``op`` on ``before`` (judged by ``oracle``), or
+    ``None``."""
+    for name, value in before.items():
+        if name not in MUTABLE_ARGUMENTS.get(op, ()) and not same(value, after[name]):
+            return f"the op changed its argument {name}"
+    try:
+        return oracle(before, after, result)
+    except Exception as error:  # noqa: BLE001  (a result the reference cannot even read)
+        return f"the result does not fit its inputs: {type(error).__name__}: {error}"[:300]
