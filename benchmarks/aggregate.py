@@ -1,6 +1,6 @@
 """Neighbor aggregation (weighted sum over in-edges): fastgl against torch.sparse and PyG.
 
-Question: how fast is ``fastgl.ops.aggregate(structure, x, edge_weight, reduce="sum")``, forward
+Question: how fast is ``fastgl.nn.functional.aggregate(structure, x, edge_weight, reduce="sum")``, forward
 and forward+backward, on sampled blocks and on whole graphs, compared with what a PyTorch user
 has without fastgl: ``torch.sparse.mm`` on a CSR matrix, and PyG's ``MessagePassing`` path
 (gather ``x_j``, multiply by the edge weight, scatter-add), which is how ``GCNConv`` aggregates?
@@ -33,7 +33,7 @@ Cases (``--cases``):
 Methods, all on the same structure, ``x [num_src, d]`` (standard normal) and fp32 edge weights
 (uniform in [0, 1)), all in one run on one device:
 
-* ``fastgl``: ``fastgl.ops.aggregate(structure, x, edge_weight)``; on a block (a fresh copy per
+* ``fastgl``: ``fastgl.nn.functional.aggregate(structure, x, edge_weight)``; on a block (a fresh copy per
   call, as a sampled block serves one training step) this includes checking the ``indptr`` the
   sampler's block carries (``SampledSubgraph.blocks()`` builds it, once for all of a sample's
   blocks, outside the timing, as torch.sparse's CSR is) and, for the backward, building the
@@ -99,7 +99,7 @@ import torch
 from benchmarks import harness
 from fastgl import Block, CSCGraph, NeighborSampler
 from fastgl.data.rmat import RMAT_PRESETS, rmat_graph
-from fastgl.ops import aggregate
+from fastgl.nn.functional import aggregate
 
 Tensor = torch.Tensor
 CASES = ("blocks", "rmat", "slashdot")
@@ -229,7 +229,7 @@ def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
         elif case == "slashdot":
             path = Path(args.data_dir) / SLASHDOT_FILE
             if not path.exists():
-                reason = f"{path} not found (SNAP soc-Slashdot0902 lives in ../shared/data)"
+                reason = f"{path} not found (download SNAP soc-Slashdot0902; see --data-dir)"
                 print(f"skipping slashdot: {reason}", flush=True)
                 skipped.append({"case": "slashdot", "reason": reason})
                 continue

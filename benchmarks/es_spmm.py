@@ -1,8 +1,8 @@
 """ES-SpMM: how much faster than exact aggregation, and how much accuracy does it cost?
 
-Question (papers/004, Tables IV and V): with at most ``width`` in-edges kept per node (Bucket:
+Question (ES-SpMM, Lin et al., Tables IV, V): with at most ``width`` in-edges kept per node (Bucket:
 the first ones; FastRand: spread by ``(j * 577) mod degree``), how fast is
-``fastgl.ops.es_spmm`` against exact aggregation, and how accurate is a trained GNN when its
+``fastgl.nn.functional.es_spmm`` against exact aggregation, and how accurate is a trained GNN when its
 inference aggregates that way?
 
 Usage::
@@ -19,8 +19,8 @@ gradients:
 
 * ``torch.sparse``: ``torch.sparse.mm`` on the CSR matrix (cuSPARSE on a GPU: the paper's
   baseline), the baseline of the ratios;
-* ``fastgl``: exact ``fastgl.ops.aggregate``;
-* ``es_spmm``: ``fastgl.ops.es_spmm`` for each ``--widths`` and strategy.
+* ``fastgl``: exact ``fastgl.nn.functional.aggregate``;
+* ``es_spmm``: ``fastgl.nn.functional.es_spmm`` for each ``--widths`` and strategy.
 
 Each method's output is checked before timing: exact methods against each other, ES-SpMM with a
 width of at least the maximum in-degree against exact aggregation. Times are medians over
@@ -55,7 +55,7 @@ from fastgl import CSCGraph
 from fastgl.data import read_planetoid
 from fastgl.data.rmat import RMAT_PRESETS, rmat_graph
 from fastgl.nn import GCN, ESSpMM, GraphSAGE
-from fastgl.ops import aggregate, es_spmm
+from fastgl.nn.functional import aggregate, es_spmm
 
 Tensor = torch.Tensor
 PARTS = ("speed", "accuracy")

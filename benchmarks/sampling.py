@@ -33,7 +33,7 @@ says so in the result, when no GPU is usable):
   batches, against ``torch`` at batch 1024.
 
 Every method's first sample at every size is checked before timing (edges exist, each frontier
-node got ``min(degree, fanout)`` distinct in-edges, the node layout of DESIGN.md §3), so the
+node got ``min(degree, fanout)`` distinct in-edges, the node layout of docs/contracts.md), so the
 rates compare equal work. The table goes to stdout; the JSON with the environment goes to
 ``benchmarks/results/sampling-<device tag>-<preset>[-<threads>t].json`` unless ``--out`` is
 given (``-<threads>t`` only with ``--threads``).

@@ -1,16 +1,18 @@
 """fastgl: fast sampling-based GNN training for PyTorch.
 
 Compiled ops live under ``torch.ops.fastgl`` (typed wrappers in :mod:`fastgl.ops`); graphs are
-:class:`CSCGraph`; samplers are in :mod:`fastgl.sampling`.
+:class:`CSCGraph` and :class:`Block` (:mod:`fastgl.graph`); samplers are in
+:mod:`fastgl.sampling`, the data loader in :mod:`fastgl.loader`, layers and message passing in
+:mod:`fastgl.nn` and :mod:`fastgl.nn.functional`, datasets in :mod:`fastgl.data`.
 """
 
 import torch  # noqa: F401  (loads libtorch, which fastgl._C links against)
 
 from . import _C  # noqa: F401  (registers the compiled ops)
 from ._version import __version__
-from . import nn, ops, sampling
-from .graph import CSCGraph
-from .sampling import Block, NeighborSampler, SampledSubgraph
+from . import data, graph, loader, nn, ops, sampling
+from .graph import Block, CSCGraph
+from .sampling import NeighborSampler, SampledSubgraph
 
-__all__ = ["Block", "CSCGraph", "NeighborSampler", "SampledSubgraph", "__version__", "nn", "ops",
-           "sampling"]
+__all__ = ["Block", "CSCGraph", "NeighborSampler", "SampledSubgraph", "__version__", "data",
+           "graph", "loader", "nn", "ops", "sampling"]

@@ -1,10 +1,13 @@
-"""CSCGraph: the graph layout every fastgl op reads (DESIGN.md §3)."""
+"""The structures every fastgl op reads: :class:`CSCGraph`, a whole graph, and :class:`Block`,
+one message-flow graph of a sample (docs/contracts.md, Graph orientation and Sample and block
+layout)."""
 
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple, Union
 
 import torch
 
-from .ops._kernels import csc_from_coo
+from .ops import csc_from_coo
 
 Tensor = torch.Tensor
 _INDEX_DTYPES = (torch.int32, torch.int64)
@@ -136,6 +139,60 @@ class CSCGraph:
         extras = "".join(f", {name}" for name in ("eid", "weight") if getattr(self, name) is not None)
         return (f"CSCGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
                 f"indices={self.indices.dtype}{extras}, device={self.device})")
+
+
+def sorted_target_offsets(targets: Tensor, num_targets: int) -> Optional[Tensor]:
+    """``[num_targets + 1]`` CSC offsets of an edge list grouped by target in order (target
+    ``v``'s edges at ``offsets[v] .. offsets[v+1]``), or ``None`` when ``targets`` is not
+    sorted."""
+    if targets.numel() > 1 and not bool((targets[1:] >= targets[:-1]).all()):
+        return None
+    counts = torch.bincount(targets, minlength=num_targets)
+    return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+
+
+@dataclass
+class Block:
+    """One message-flow graph (MFG) of a sampled subgraph.
+
+    Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
+    source ``src[e]`` to local destination ``dst[e]``; ``eid[e]`` is its global edge id.
+    ``src_nodes`` holds the global ids of the source nodes; ``src_in_degrees``, when known, their
+    in-degrees in the whole graph sampled from (a sampler's blocks carry them: GCN normalization
+    uses them for the sources whose in-edges the block does not hold). ``indptr``, when known, is
+    the CSC offsets ``[num_dst_nodes + 1]`` of edges grouped by destination in order (``dst``
+    sorted, destination ``v``'s in-edges at ``indptr[v] .. indptr[v+1]``); a sampler's blocks
+    carry it, so that aggregation need not rebuild it from ``dst``. It must describe ``dst``:
+    a block whose edges are reordered or replaced (``dataclasses.replace(block, src=...,
+    dst=...)``) must drop it (``indptr=None``) or give the new one.
+    """
+
+    src: Tensor
+    dst: Tensor
+    eid: Tensor
+    src_nodes: Tensor
+    num_src_nodes: int
+    num_dst_nodes: int
+    src_in_degrees: Optional[Tensor] = None
+    indptr: Optional[Tensor] = None
+
+    def to(self, device: Union[str, torch.device]) -> "Block":
+        """This block with its tensors on ``device``."""
+        tensors = {name: getattr(self, name).to(device)
+                   for name in ("src", "dst", "eid", "src_nodes")}
+        optional = {name: None if getattr(self, name) is None else getattr(self, name).to(device)
+                    for name in ("src_in_degrees", "indptr")}
+        return replace(self, **tensors, **optional)
+
+    @property
+    def dst_nodes(self) -> Tensor:
+        """Global ids of the destination nodes (a prefix of ``src_nodes``)."""
+        return self.src_nodes[: self.num_dst_nodes]
+
+    @property
+    def num_edges(self) -> int:
+        return self.src.numel()
+
 
 
 def _check_weight(where: str, weight: Tensor, num_edges: int, device: torch.device) -> None:

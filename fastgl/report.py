@@ -8,7 +8,7 @@ The training loop produces one record (a dict) per epoch::
      "bytes_h2d": 123456789, "rows_loaded": 1000, "rows_reused": 3000, "rows_cached": 500,
      "batches": 12, "match_degree": 0.71}
 
-The phases are those of FastGL (papers/001, Figure 3): neighbor sampling, Fused-Map relabeling
+The phases are those of FastGL (ASPLOS '24, Figure 3): neighbor sampling, Fused-Map relabeling
 (``idmap``), match-degree reordering, loading (feature gather, host-to-device copy, batch
 assembly), compute (forward, backward, step) and the time the loop waited for its next batch.
 With prefetching, sampling and loading overlap compute, so the phases can sum past the epoch time;
@@ -108,7 +108,7 @@ def plot_run(records: Sequence[Record], path: str | os.PathLike, title: str | No
     """Save a two-panel PNG: the learning curve, and per-epoch phase time against epoch time.
 
     Left: training loss per epoch, with validation accuracy on a second axis when recorded.
-    Right: each epoch's phase seconds as stacked bars (as papers/001, Figure 3), with the measured
+    Right: each epoch's phase seconds as stacked bars (as FastGL's Figure 3), with the measured
     epoch time as a black line over each bar; a bar above its line shows how much overlapped.
 
     Args:

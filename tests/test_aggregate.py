@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import aggregate, csc_from_coo, edge_softmax, gat_scores, sddmm, spmm
-from fastgl.sampling import Block
+from fastgl.ops import csc_from_coo, sddmm, spmm
+from fastgl.nn.functional import aggregate, edge_softmax, gat_scores
+from fastgl.graph import Block
 
 
 def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import aggregate, es_spmm, spmm
-from fastgl.ops import _aggregate
+from fastgl.ops import spmm
+from fastgl.nn.functional import aggregate, es_spmm
+from fastgl.nn import functional as _aggregate
 from reference import random_edge_index
 
 

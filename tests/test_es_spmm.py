@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import fastgl.nn as fnn
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, es_spmm
+from fastgl.nn.functional import aggregate, es_spmm
 from test_aggregate import graphs, reference_aggregate, sampled_blocks, shuffled
 
 

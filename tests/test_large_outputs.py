@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, csc_from_coo, edge_softmax, gather_rows
+from fastgl.ops import csc_from_coo, gather_rows
+from fastgl.nn.functional import aggregate, edge_softmax
 from page_faults import counting_page_faults
 
 # 100,000 x 128 float32 = 51 MB: above glibc's largest mmap threshold (32 MB), so every such

@@ -1,4 +1,4 @@
-"""Neighbor sampling: fastgl.ops.sample_neighbors (one hop), fastgl.ops.neighbor_sample and
+"""Neighbor sampling: fastgl.ops.sample_neighbors (one hop), fastgl.sampling.neighbor_sample and
 fastgl.sampling.NeighborSampler (multi-hop, batched).
 
 Sampling is random, so most tests check that a sample is *valid* (reference.check_neighbor_sample);
@@ -18,7 +18,9 @@ from scipy.stats import chisquare
 
 import fastgl
 from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
-from fastgl.ops import aggregate, neighbor_sample, sample_neighbors
+from fastgl.ops import sample_neighbors
+from fastgl.nn.functional import aggregate
+from fastgl.sampling import neighbor_sample
 from reference import (HUB_DEGREE, assert_same_subgraph, available_in_edges, check_blocks,
                        check_neighbor_sample, edge_index_strategy, empty_edge_index,
                        expected_draws, first_occurrence, hub_edge_index, isolated_edge_index,
@@ -746,7 +748,7 @@ def test_available_in_edges_reference_sanity():
     assert available_in_edges(edge_index, 5).tolist() == [1, 2, 0, 1, 0]
     assert available_in_edges(edge_index, 5, torch.tensor([1.0, 0.0, 1.0, 1.0])).tolist() == \
         [1, 1, 0, 1, 0]
-    assert fastgl.ops.neighbor_sample is neighbor_sample
+    assert fastgl.sampling.neighbor_sample is neighbor_sample
 
 
 # ---------------------------------------------------------------------------------------------

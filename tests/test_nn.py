@@ -12,7 +12,7 @@ import torch
 
 import fastgl
 import fastgl.nn as fnn
-from fastgl.sampling import Block
+from fastgl.graph import Block
 
 pyg_nn = pytest.importorskip("torch_geometric.nn")
 

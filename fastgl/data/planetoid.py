@@ -42,7 +42,7 @@ def read_planetoid(root: str | Path, name: str, *, normalize_features: bool = Fa
     """Read a Planetoid dataset from its raw files ``root/ind.<name>.*``.
 
     Args:
-        root: folder holding the raw files (e.g. ``../shared/data/planetoid/raw``).
+        root: folder holding the raw files (e.g. ``path/to/planetoid/raw``).
         name: dataset prefix, case-insensitive: ``"cora"``, ``"citeseer"`` or ``"pubmed"``.
         normalize_features: divide each feature row by its sum (rows summing to 0 stay 0).
             Off by default: the raw bag-of-words values are returned.
@@ -58,7 +58,7 @@ def read_planetoid(root: str | Path, name: str, *, normalize_features: bool = Fa
         ValueError: the files are inconsistent (e.g. a neighbour id outside the node range).
 
     Example:
-        >>> ds = read_planetoid("../shared/data/planetoid/raw", "cora")  # doctest: +SKIP
+        >>> ds = read_planetoid("path/to/planetoid/raw", "cora")  # doctest: +SKIP
         >>> ds.num_nodes, ds.num_edges, ds.num_classes  # doctest: +SKIP
         (2708, 10556, 7)
     """

@@ -29,11 +29,11 @@ from typing import Iterator, List, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
-from fastgl.graph import CSCGraph
 from fastgl.loader.features import Cache, FeatureBuffer, FeatureStore
 from fastgl.loader.reuse import MAX_WINDOW, greedy_order, match_degree
 from fastgl.loader.stats import BatchRecord, PipelineStats
-from fastgl.sampling import Block, NeighborSampler
+from fastgl.graph import Block, CSCGraph
+from fastgl.sampling import NeighborSampler
 
 
 @dataclass

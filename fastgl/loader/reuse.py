@@ -1,4 +1,4 @@
-"""FastGL's Match-Reorder (papers/001 §4.1, Algorithm 1): reuse the feature rows that
+"""FastGL's Match-Reorder (Zhu et al., ASPLOS '24, §4.1, Algorithm 1): reuse the feature rows that
 consecutive mini-batches share, and order the batches of a window so they share the most.
 
 * :func:`match` tells, for the next batch's nodes, which rows of the previous batch's feature
@@ -85,7 +85,7 @@ def match_degree(node_sets: Sequence[Tensor]) -> Tensor:
 
 
 def greedy_order(degree: Tensor) -> List[int]:
-    """Algorithm 1 of papers/001: batch 0 first, then always the unplaced batch with the highest
+    """Algorithm 1 of FastGL (§4.1): batch 0 first, then always the unplaced batch with the highest
     match degree to the batch placed last (ties: the lowest index).
 
     Example:

@@ -3,13 +3,15 @@
 The layers mirror ``torch_geometric.nn`` (same constructor arguments, ``state_dict`` keys and
 outputs) and accept a PyG ``edge_index``, a :class:`~fastgl.CSCGraph` or a sampled
 :class:`~fastgl.Block`; the models run a list of blocks from a sampled subgraph. Passing
-``approx=ESSpMM(...)`` to ``forward`` switches inference to ES-SpMM.
+``approx=ESSpMM(...)`` to ``forward`` switches inference to ES-SpMM. The message passing they are
+built on (``aggregate``, ``edge_softmax``, ``gat_scores``, ``es_spmm`` over a graph or block,
+with autograd) is :mod:`fastgl.nn.functional`.
 """
 
-from . import models
+from . import functional, models
 from .approx import ESSpMM
 from .conv import FastGLConv, GATConv, GCNConv, GINConv, SAGEConv
 from .models import GAT, GCN, GIN, GraphSAGE
 
 __all__ = ["ESSpMM", "FastGLConv", "GAT", "GATConv", "GCN", "GCNConv", "GIN", "GINConv",
-           "GraphSAGE", "SAGEConv", "models"]
+           "GraphSAGE", "SAGEConv", "functional", "models"]

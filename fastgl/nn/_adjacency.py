@@ -30,10 +30,9 @@ from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
-from ..graph import CSCGraph
+from ..graph import Block, CSCGraph, sorted_target_offsets
 from ..ops import csc_from_coo
-from ..ops._aggregate import cached, csc_of
-from ..sampling.subgraph import Block, sorted_target_offsets
+from .functional import cached, csc_of
 
 Tensor = torch.Tensor
 Structure = Union[CSCGraph, Block]
@@ -48,7 +47,7 @@ class Adjacency:
     """A graph input resolved for fastgl's ops.
 
     Attributes:
-        structure: what :func:`fastgl.ops.aggregate` and friends read.
+        structure: what :func:`fastgl.nn.functional.aggregate` and friends read.
         num_src: number of source nodes (rows of the source features).
         num_dst: number of destination nodes (rows of the output).
         edge_order: ``[E]`` for every edge of ``structure`` (in its own order), the position of

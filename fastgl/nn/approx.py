@@ -1,8 +1,9 @@
-"""Approximate aggregation for fast inference: ES-SpMM (papers/004).
+"""Approximate aggregation for fast inference: ES-SpMM (Lin et al., "Accelerating SpMM Kernel with
+Cache-First Edge Sampling for Graph Neural Networks", §IV).
 
 Pass ``approx=ESSpMM(width=..., strategy=...)`` to a model's or layer's ``forward`` to run every
 neighborhood aggregation over at most ``width`` in-edges per node instead of all of them (see
-:func:`fastgl.ops.es_spmm`). Inference only: call it under ``torch.no_grad()`` with the model in
+:func:`fastgl.nn.functional.es_spmm`). Inference only: call it under ``torch.no_grad()`` with the model in
 ``eval()`` mode.
 
 Example:
@@ -16,9 +17,8 @@ from typing import Optional, Union
 
 import torch
 
-from .. import ops
-from ..graph import CSCGraph
-from ..sampling.subgraph import Block
+from ..graph import Block, CSCGraph
+from . import functional
 
 Tensor = torch.Tensor
 
@@ -51,15 +51,15 @@ class ESSpMM:
 
     def aggregate(self, structure: Union[CSCGraph, Block], x: Tensor,
                   edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
-        """:func:`fastgl.ops.aggregate`'s contract, over the sampled in-edges."""
-        return ops.es_spmm(structure, x, self.width, self.strategy, edge_weight, reduce)
+        """:func:`fastgl.nn.functional.aggregate`'s contract, over the sampled in-edges."""
+        return functional.es_spmm(structure, x, self.width, self.strategy, edge_weight, reduce)
 
 
 def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor] = None,
               reduce: str = "sum", approx: Optional[ESSpMM] = None) -> Tensor:
-    """Exact :func:`fastgl.ops.aggregate`, or ``approx``'s approximation when given."""
+    """Exact :func:`fastgl.nn.functional.aggregate`, or ``approx``'s approximation when given."""
     if approx is None:
-        return ops.aggregate(structure, x, edge_weight, reduce)
+        return functional.aggregate(structure, x, edge_weight, reduce)
     if not isinstance(approx, ESSpMM):
         raise TypeError(f"approx must be a fastgl.nn.ESSpMM or None, got {type(approx).__name__}")
     return approx.aggregate(structure, x, edge_weight, reduce)

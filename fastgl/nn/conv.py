@@ -26,12 +26,11 @@ import torch
 import torch.nn.functional as F
 from torch.nn import Parameter
 
-from .. import ops
-from ..graph import CSCGraph
-from ..sampling.subgraph import Block
+from ..graph import Block, CSCGraph
 from ._adjacency import Adjacency, Features, GraphInput, adjacency_of
 from .approx import ESSpMM
 from .approx import aggregate as _aggregate
+from .functional import edge_softmax, gat_scores
 
 Tensor = torch.Tensor
 Size = Optional[Sequence[Optional[int]]]
@@ -556,8 +555,8 @@ class GATConv(FastGLConv):
         if self.add_self_loops:
             adj = adj.with_self_loops(min(adj.num_src, adj.num_dst))
         structure = adj.structure
-        scores = ops.gat_scores(structure, alpha_src, alpha_dst, self.negative_slope)
-        alpha = ops.edge_softmax(structure, scores)
+        scores = gat_scores(structure, alpha_src, alpha_dst, self.negative_slope)
+        alpha = edge_softmax(structure, scores)
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
 
         if H == 1:

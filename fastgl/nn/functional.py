@@ -15,9 +15,8 @@ from typing import Any, Callable, Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
-from ..graph import CSCGraph
-from ..sampling.subgraph import Block, sorted_target_offsets
-from ._kernels import csc_from_coo, es_spmm_rows, sddmm, spmm
+from ..graph import Block, CSCGraph, sorted_target_offsets
+from ..ops import csc_from_coo, es_spmm_rows, sddmm, spmm
 
 Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
@@ -222,7 +221,7 @@ _ES_STRATEGIES = ("bucket", "fastrand")
 
 def es_spmm(structure: Union[CSCGraph, Block], x: Tensor, width: int, strategy: str = "bucket",
             edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
-    """ES-SpMM (papers/004): :func:`aggregate` over a cache-first sample of each node's in-edges.
+    """ES-SpMM (Lin et al.): :func:`aggregate` over a cache-first sample of each node's in-edges.
 
     Every destination keeps at most ``width`` of its in-edges (in the structure's CSC slot
     order, i.e. the graph's edge order within a node): the first ``width`` (``"bucket"``) or

@@ -17,8 +17,7 @@ from typing import Callable, List, Optional, Sequence, Union
 
 import torch
 
-from ..graph import CSCGraph
-from ..sampling.subgraph import Block
+from ..graph import Block, CSCGraph
 from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 

@@ -1,6 +1,6 @@
 """Typed wrappers over the compiled ops in ``torch.ops.fastgl``, with their fake kernels.
 
-These are the building blocks; most users want :func:`fastgl.ops.neighbor_sample` or the
+These are the building blocks; most users want :func:`fastgl.sampling.neighbor_sample` or the
 samplers in :mod:`fastgl.sampling` instead.
 """
 

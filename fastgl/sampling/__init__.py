@@ -1,6 +1,6 @@
 """Samplers that turn seed nodes into mini-batch subgraphs."""
 
 from .neighbor import NeighborSampler, neighbor_sample
-from .subgraph import Block, SampledSubgraph
+from .subgraph import SampledSubgraph
 
-__all__ = ["Block", "NeighborSampler", "SampledSubgraph", "neighbor_sample"]
+__all__ = ["NeighborSampler", "SampledSubgraph", "neighbor_sample"]

@@ -98,7 +98,7 @@ def neighbor_sample(graph: CSCGraph, seeds: Tensor, fanouts: Sequence[int], repl
     """Samples a multi-hop neighborhood of ``seeds``; see :class:`NeighborSampler`.
 
     Example:
-        >>> sub = fastgl.ops.neighbor_sample(graph, torch.tensor([3, 1]), [10, 5])
+        >>> sub = fastgl.sampling.neighbor_sample(graph, torch.tensor([3, 1]), [10, 5])
         >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks()[0].num_src_nodes
     """
     return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)

@@ -4,8 +4,8 @@
 constructor arguments of DGL 2.1's layers of the same name, hold the same parameters and buffers
 under the same ``state_dict`` keys and shapes (a checkpoint of DGL's layer loads with
 ``strict=True``) and, given the same parameters, compute the same outputs and gradients. The
-message passing runs on :func:`fastgl.ops.aggregate`, :func:`fastgl.ops.edge_softmax` and
-:func:`fastgl.ops.gat_scores` instead of DGL's ``update_all``.
+message passing runs on :mod:`fastgl.nn.functional`'s ``aggregate``, ``edge_softmax`` and
+``gat_scores`` instead of DGL's ``update_all``.
 
 ``graph`` is a ``dgl.DGLGraph`` with one edge type, or a DGL block (MFG): the destinations of a
 block are its first ``num_dst_nodes`` sources, so a single feature tensor holds the source rows
@@ -29,7 +29,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from fastgl import ops
-from fastgl.sampling.subgraph import Block
+from fastgl.graph import Block
+from fastgl.nn import functional
 
 Tensor = torch.Tensor
 Features = Union[Tensor, Tuple[Tensor, Tensor]]
@@ -197,10 +198,10 @@ def _edge_weight(layer: str, edge_weight: Optional[Tensor], st: _Structure,
 
 def _aggregate(st: _Structure, x: Tensor, edge_weight: Optional[Tensor] = None,
                reduce: str = "sum") -> Tensor:
-    """:func:`fastgl.ops.aggregate` for features ``[num_src, *]`` of any rank -> ``[num_dst, *]``
+    """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank -> ``[num_dst, *]``
     (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
     flat = x.reshape(x.shape[0], -1).contiguous()
-    out = ops.aggregate(st.block, flat, edge_weight, reduce)
+    out = functional.aggregate(st.block, flat, edge_weight, reduce)
     return out.view(st.num_dst, *x.shape[1:])
 
 
@@ -608,8 +609,8 @@ class GATConv(nn.Module):
         k = heads_shape.numel()
         el = (z_src * self.attn_l).sum(dim=-1).reshape(st.num_src, k)
         er = (z_dst * self.attn_r).sum(dim=-1).reshape(st.num_dst, k)
-        scores = ops.gat_scores(st.block, el, er, self._negative_slope)
-        attn = self.attn_drop(ops.edge_softmax(st.block, scores))  # [E, k]
+        scores = functional.gat_scores(st.block, el, er, self._negative_slope)
+        attn = self.attn_drop(functional.edge_softmax(st.block, scores))  # [E, k]
         if edge_weight is not None:
             attn = attn * edge_weight.unsqueeze(1)
         rst = self._attend(st, z_src.reshape(st.num_src, k, self._out_feats), attn)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import aggregate, edge_softmax, es_spmm, sddmm, spmm
+from fastgl.ops import sddmm, spmm
+from fastgl.nn.functional import aggregate, edge_softmax, es_spmm
 
 
 def graph_with_hub(index_dtype):

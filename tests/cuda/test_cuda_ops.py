@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import csc_from_coo, id_map, neighbor_sample, sample_hops, sample_neighbors
+from fastgl.ops import csc_from_coo, id_map, sample_hops, sample_neighbors
+from fastgl.sampling import neighbor_sample
 from fastgl.sampling.neighbor import _sample_batches
 from reference import (assert_same_subgraph, check_neighbor_sample, id_map_reference,
                        random_edge_index, random_weights)
