@@ -1,8 +1,9 @@
-"""Structure checks are made once per tensor version (csrc/common/checked_once.h): an op skips
-the offset and id-range checks of a structure that passed them and has not changed since, and
-checks again after any in-place change made through torch, or for a new tensor at the same
-address. Writes that bypass torch's version counter (here a NumPy view) are the documented blind
-spot; the tests use one to observe that a check was skipped, with values that stay in bounds."""
+"""Structure checks are made once per tensor version on the GPU (csrc/common/checked_once.h): an
+op skips the offset and id-range checks (and their synchronizations) of a CUDA structure that
+passed them and has not changed since, and checks again after any in-place change made through
+torch, fastgl's gather_rows included, or for a new tensor. CPU structures are checked on every
+call: a CPU array is easily written behind torch's back (a NumPy view), which no version counter
+sees."""
 
 import pytest
 import torch
@@ -10,86 +11,108 @@ import torch
 import fastgl  # noqa: F401  (registers the ops)
 
 ops = torch.ops.fastgl
-X = torch.randn(4, 3)
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-def _valid_structure():
-    return torch.tensor([0, 1, 2, 3, 4]), torch.tensor([1, 2, 3, 0])
+def _valid_structure(device="cpu"):
+    return (torch.tensor([0, 1, 2, 3, 4], device=device),
+            torch.tensor([1, 2, 3, 0], device=device), torch.randn(4, 3, device=device))
 
 
 def _decrease_behind_torchs_back(indptr):
-    """[0, 1, 2, 3, 4] -> [0, 2, 1, 3, 4]: a decreasing row, whose reads stay in bounds."""
+    """[0, 1, 2, 3, 4] -> [0, 2, 1, 3, 4] through a NumPy view: the version does not change."""
     view = indptr.numpy()
     view[1], view[2] = 2, 1
 
 
-def test_a_checked_structure_is_not_checked_again_while_unchanged():
-    indptr, indices = _valid_structure()
-    ops.spmm(indptr, indices, None, X)
+def test_cpu_structures_are_checked_on_every_call():
+    indptr, indices, x = _valid_structure()
+    ops.spmm(indptr, indices, None, x)
     _decrease_behind_torchs_back(indptr)
-    ops.spmm(indptr, indices, None, X)  # skipped: the version did not change
-    fresh = indptr.clone()
     with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
-        ops.spmm(fresh, indices, None, X)
+        ops.spmm(indptr, indices, None, x)
 
 
-def test_csc_from_coo_outputs_start_out_checked():
-    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0]), torch.tensor([0, 1, 2, 3]), 4)
+def test_cpu_csc_from_coo_outputs_are_checked_on_use():
+    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0]), torch.tensor([0, 1, 2, 3]),
+                                          4)
     _decrease_behind_torchs_back(indptr)
-    ops.spmm(indptr, indices, None, X)  # skipped: remembered when it was built
+    with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
+        ops.spmm(indptr, indices, None, torch.randn(4, 3))
 
 
-@pytest.mark.parametrize("change", ["indptr", "indices"])
-def test_an_in_place_change_through_torch_is_checked(change):
-    indptr, indices = _valid_structure()
-    ops.spmm(indptr, indices, None, X)
+def test_gather_rows_marks_its_out_changed():
+    out = torch.zeros(3, 2)
+    version = out._version
+    ops.gather_rows(torch.ones(3, 2), None, out, None)
+    assert out._version > version
+
+
+@needs_cuda
+def test_an_unchanged_cuda_structure_is_not_checked_again():
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")  # a check would synchronize to read its result
+    try:
+        ops.spmm(indptr, indices, None, x)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+@needs_cuda
+def test_cuda_csc_from_coo_outputs_start_out_checked():
+    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0], device="cuda"),
+                                          torch.tensor([0, 1, 2, 3], device="cuda"), 4)
+    x = torch.randn(4, 3, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        ops.spmm(indptr, indices, None, x)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+@needs_cuda
+@pytest.mark.parametrize("change", ["indptr", "indices", "indices by gather_rows"])
+def test_an_in_place_change_of_a_cuda_structure_is_checked(change):
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)
     if change == "indptr":
         indptr[1] = 3
-        message = r"^spmm: indptr decreases"
-    else:
+        message = r"^spmm: indptr is not a valid offset array"
+    elif change == "indices":
         indices[0] = 7
         message = r"^spmm: indices id 7 out of range for a graph of 4 nodes"
+    else:
+        ops.gather_rows(torch.full((4,), 1 << 40, device="cuda"), None, indices, None)
+        message = r"^spmm: indices id 1099511627776 out of range"
     with pytest.raises(RuntimeError, match=message):
-        ops.spmm(indptr, indices, None, X)
+        ops.spmm(indptr, indices, None, x)
 
 
-def test_an_in_place_change_in_inference_mode_is_checked():
-    indptr, indices = _valid_structure()
-    ops.spmm(indptr, indices, None, X)
-    with torch.inference_mode():
-        indptr[1] = 3
-    with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
-        ops.spmm(indptr, indices, None, X)
-
-
-def test_inference_tensors_are_checked_every_time():
-    with torch.inference_mode():
-        indptr, indices = _valid_structure()
-        ops.spmm(indptr, indices, None, X)
-        _decrease_behind_torchs_back(indptr)
-        with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
-            ops.spmm(indptr, indices, None, X)
-
-
-def test_a_new_tensor_at_a_dead_ones_address_is_checked():
-    for _ in range(50):
-        indptr, indices = _valid_structure()
-        ops.spmm(indptr, indices, None, X)
+@needs_cuda
+def test_a_new_cuda_tensor_at_a_dead_ones_address_is_checked():
+    for _ in range(20):
+        indptr, indices, x = _valid_structure("cuda")
+        ops.spmm(indptr, indices, None, x)
         del indptr
-        bad = torch.tensor([0, 3, 1, 3, 4])  # often allocated where the dead one was
-        with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
-            ops.spmm(bad, indices, None, X)
+        bad = torch.tensor([0, 3, 1, 3, 4], device="cuda")  # often where the dead one was
+        with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
+            ops.spmm(bad, indices, None, x)
 
 
-def test_an_id_range_is_known_only_below_the_bound_it_was_checked_for():
-    indptr, indices = _valid_structure()
-    ops.spmm(indptr, indices, None, X)  # ids in [0, 3]
+@needs_cuda
+def test_a_cuda_id_range_is_known_only_below_the_bound_it_was_checked_for():
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)  # ids in [0, 3]
     with pytest.raises(RuntimeError, match=r"^spmm: indices id 3 out of range for a graph of 3"):
-        ops.spmm(indptr, indices, None, X[:3])
+        ops.spmm(indptr, indices, None, x[:3])
 
 
-def test_offsets_are_known_valid_only_for_their_edge_count():
-    indptr, indices = _valid_structure()
-    ops.spmm(indptr, indices, None, X)  # valid for 4 edges
-    with pytest.raises(RuntimeError, match=r"^spmm: indptr\[-1\] is 4 but must be 5"):
-        ops.spmm(indptr, torch.cat([indices, indices[:1]]), None, X)
+@needs_cuda
+def test_cuda_offsets_are_known_valid_only_for_their_edge_count():
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)  # valid for 4 edges
+    with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
+        ops.spmm(indptr, torch.cat([indices, indices[:1]]), None, x)

@@ -1,5 +1,6 @@
 // The record behind checked_once.h: a few dozen (tensor, version, fact) entries, replaced oldest
-// first. Graph structures are few and long-lived; per-batch tensors are never recorded.
+// first. A graph's structures are re-remembered after the per-batch structures (a block's
+// transposed CSC) have pushed them out: one more check, not one per call.
 #include "common/checked_once.h"
 
 #include <pthread.h>
@@ -58,13 +59,16 @@ class CheckedOnce {
   void unlock_after_fork() { mutex_.unlock(); }
 
  private:
-  // Inference tensors have no version counter: they are checked every time.
-  static bool trackable(const at::Tensor& t) { return t.defined() && !t.is_inference(); }
+  // CUDA tensors with a version counter (inference tensors have none): see checked_once.h.
+  static bool trackable(const at::Tensor& t) {
+    return t.defined() && t.is_cuda() && !t.is_inference();
+  }
 
+  // The weak reference keeps a dead tensor's TensorImpl allocated, so no live tensor can have its
+  // address: comparing addresses suffices, without taking a strong reference (whose release
+  // could run a destructor under the mutex).
   static bool refers_to(const Record& record, const at::Tensor& t) {
-    if (!record.tensor) return false;
-    const auto alive = record.tensor->lock();  // null once the tensor died
-    return alive.get() == t.unsafeGetTensorImpl();
+    return record.tensor && record.tensor->_unsafe_get_target() == t.unsafeGetTensorImpl();
   }
 
   std::mutex mutex_;
@@ -101,6 +105,10 @@ bool ids_known_below(const at::Tensor& ids, int64_t bound) {
 
 void remember_id_range(const at::Tensor& ids, int64_t max_id) {
   checked_once().remember(ids, Fact::kIdRange, max_id);
+}
+
+void note_in_place_write(const at::Tensor& t) {
+  if (!t.is_inference()) t.unsafeGetTensorImpl()->bump_version();
 }
 
 }  // namespace fastgl

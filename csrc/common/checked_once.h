@@ -2,11 +2,15 @@
 // for E edges", "these ids lie in [0, max]". The one mechanism by which checks are not repeated.
 //
 // A check that passes is remembered for the tensor (its TensorImpl, held weakly) at its current
-// version; every in-place change made through torch bumps the version, so the record answers only
-// while the tensor is alive and unchanged. The structures fastgl builds itself (csc_from_coo's
-// CSC) are remembered as they are made, so their first use skips the checks too. On CUDA a skipped
-// check is a skipped synchronization. Writes that bypass torch's version counter (a NumPy view of
-// the array, `.data`) are not seen: change a graph's arrays through torch, or build a new one.
+// version; every in-place change made through torch bumps the version (fastgl's own in-place op,
+// gather_rows, bumps its `out` too), so the record answers only while the tensor is alive and
+// unchanged. The structures fastgl builds itself (csc_from_coo's CSC) are remembered as they are
+// made, so their first use skips the checks too.
+//
+// Only CUDA tensors are remembered: there a check costs a synchronization, on the CPU one pass
+// that is cheap next to the op, and a CPU array is easily written behind torch's back (a NumPy
+// view, `.data`), which no version counter sees. On a GPU, change a graph's arrays through torch,
+// or build a new graph.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -22,5 +26,8 @@ void remember_valid_offsets(const at::Tensor& offsets, int64_t num_edges);
 // `ids` were checked to lie in [0, max_id]; known below `bound` when max_id < bound.
 bool ids_known_below(const at::Tensor& ids, int64_t bound);
 void remember_id_range(const at::Tensor& ids, int64_t max_id);
+
+// An op that writes `t` in place marks it changed, as torch's in-place ops do.
+void note_in_place_write(const at::Tensor& t);
 
 }  // namespace fastgl

@@ -25,8 +25,8 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
   FASTGL_CHECK(src.numel() == dst.numel(), op, "src has ", src.numel(), " entries but dst has ",
                dst.numel());
   FASTGL_CHECK(num_nodes >= 0, op, "num_nodes must be >= 0, got ", num_nodes);
-  // indptr (num_nodes + 1 int64 entries) must fit in memory.
-  check_output_fits(op, "indptr", num_nodes, sizeof(int64_t), src.device());
+  // indptr and the per-node counts it is built from (int64 each) must fit in memory.
+  check_output_fits(op, "indptr and its counts", num_nodes, 2 * sizeof(int64_t), src.device());
   check_ids_in_range(op, "src", src, num_nodes);
   check_ids_in_range(op, "dst", dst, num_nodes);
 }

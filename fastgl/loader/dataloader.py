@@ -234,9 +234,9 @@ class _Prefetcher:
 
     Two buffers at most: the producer may finish one batch beyond the one being consumed and
     starts the next only when the consumer asks for it. On a GPU the producer works on a side
-    stream that first waits for the work the consumer's stream had queued when the epoch began;
-    the consumer's stream waits for each batch and its tensors are recorded on the consumer's
-    stream so the caching allocator does not hand their memory out early.
+    stream that first waits for the work the consumer's stream had queued when it asked for the
+    first batch; the consumer's stream waits for each batch and its tensors are recorded on the
+    consumer's stream so the caching allocator does not hand their memory out early.
     """
 
     _DONE = object()
@@ -249,12 +249,7 @@ class _Prefetcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fastgl-prefetch", daemon=True)
         self._started = False
-        # The side stream must not read what the consumer's stream is still writing (features,
-        # the cache, a graph moved with non_blocking=True): it starts after this point.
-        self._inputs_written = None
-        if device.type == "cuda":
-            self._inputs_written = torch.cuda.Event()
-            self._inputs_written.record(torch.cuda.current_stream(device))
+        self._inputs_written: Optional[torch.cuda.Event] = None
 
     def __iter__(self):
         return self
@@ -262,6 +257,12 @@ class _Prefetcher:
     def __next__(self) -> MiniBatch:
         if not self._started:
             self._started = True
+            if self._device.type == "cuda":
+                # The side stream must not read what the consumer's stream is still writing
+                # (features, the cache, a graph moved with non_blocking=True): it starts after
+                # everything queued so far.
+                self._inputs_written = torch.cuda.Event()
+                self._inputs_written.record(torch.cuda.current_stream(self._device))
             self._thread.start()
         else:
             self._slots.release()  # the consumer is done with its last batch

@@ -15,6 +15,7 @@ void gather_rows_cpu(const at::Tensor& x, const c10::optional<at::Tensor>& index
   const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
   FASTGL_CHECK(x.device().is_cpu() && out.device().is_cpu(), "gather_rows",
                "x and out must both be on the CPU here, got ", x.device(), " and ", out.device());
+  note_in_place_write(out);
   if (copy.num_rows == 0 || copy.row_bytes == 0) return;
   at::Tensor index_holder, out_index_holder;
   const int64_t* src_rows = row_ids(index, index_holder);

@@ -59,6 +59,7 @@ void gather_rows_cuda(const at::Tensor& x, const c10::optional<at::Tensor>& inde
                "gather_rows", "x is on ", x.device(),
                (x.device().is_cpu() ? " and not pinned" : ""), "; with out on ", out.device(),
                " x must be on the same GPU or in pinned host memory (x.pin_memory())");
+  note_in_place_write(out);
   if (copy.num_rows == 0 || copy.row_bytes == 0) return;
   const c10::cuda::CUDAGuard device_guard(out.device());
   at::Tensor index_holder, out_index_holder;
