@@ -15,8 +15,9 @@ from typing import Callable, List, Optional
 
 import torch
 
-from reference import (expected_draws, first_occurrence, gather_rows_reference, id_map_reference,
-                       match_reference, overlap_counts_reference)
+from reference import (csc_reference_of, expected_draws, first_occurrence, gather_rows_reference, id_map_reference,
+                       match_reference, overlap_counts_reference, picked_slots,
+                       reference_edge_softmax, transit_schedule_reference)
 
 Tensor = torch.Tensor
 Fault = Optional[str]
@@ -85,11 +86,8 @@ def _max_rows(indptr: Tensor, messages: Tensor) -> tuple:
 # Deterministic ops: a reference from the inputs.
 
 def csc_from_coo(before, after, result) -> Fault:
-    src, dst, num_nodes = before["src"], before["dst"], before["num_nodes"]
-    counts = torch.bincount(dst.long(), minlength=num_nodes)
-    perm = torch.sort(dst.long(), stable=True).indices
-    indptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
-    return _expect(same(result, (indptr, src[perm], perm)), "not the stable CSC of the edges")
+    expected = csc_reference_of(before["src"], before["dst"], before["num_nodes"])
+    return _expect(same(result, expected), "not the stable CSC of the edges")
 
 
 def id_map(before, after, result) -> Fault:
@@ -109,15 +107,9 @@ def spmm_max(before, after, result) -> Fault:
 
 
 def _picked_slots(indptr: Tensor, width: int, strategy: str) -> Tensor:
-    """The slots ES-SpMM reads (see es_spmm's docstring)."""
-    picked: List[int] = []
-    for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist()):
-        degree = end - start
-        offsets = range(min(degree, width))
-        if strategy == "fastrand" and degree > width:
-            offsets = [(j * 577) % degree for j in offsets]
-        picked += [start + j for j in offsets]
-    return torch.tensor(picked, dtype=torch.long)
+    """Every slot ES-SpMM reads, row by row."""
+    return torch.tensor([start + j for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist())
+                         for j in picked_slots(end - start, width, strategy)], dtype=torch.long)
 
 
 def es_spmm(before, after, result) -> Fault:
@@ -144,14 +136,9 @@ def _softmax_sums(indptr: Tensor, values: Tensor) -> Tensor:
 
 
 def edge_softmax(before, after, result) -> Fault:
-    indptr, scores = before["indptr"], before["scores"]
-    rows = _rows_of(indptr)
-    row_max = torch.zeros(indptr.numel() - 1, scores.shape[1], dtype=scores.dtype)
-    row_max = row_max.scatter_reduce_(0, rows.unsqueeze(1).expand_as(scores), scores, "amax",
-                                      include_self=False)
-    shifted = (scores - row_max[rows]).exp()
-    return _expect(close(result, shifted / _softmax_sums(indptr, shifted)),
-                   "differs from the softmax over each row's edges")
+    indptr = before["indptr"]
+    expected = reference_edge_softmax(_rows_of(indptr), indptr.numel() - 1, before["scores"])
+    return _expect(close(result, expected), "differs from the softmax over each row's edges")
 
 
 def edge_softmax_backward(before, after, result) -> Fault:
@@ -196,22 +183,10 @@ def gather_rows(before, after, result) -> Fault:
 
 
 def transit_schedule(before, after, result) -> Fault:
-    transits = before["transits"]
-    order = torch.sort(transits, stable=True).indices
-    segment_transit, counts = torch.unique_consecutive(transits[order], return_counts=True)
-    segment_start = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
-    thread_tier, block_segment, block_chunk = [], [], []
-    for s, count in enumerate(counts.tolist()):
-        if count < before["min_block_pairs"]:
-            thread_tier += range(int(segment_start[s]), int(segment_start[s + 1]))
-        else:
-            chunks = -(-count // before["chunk_size"])
-            block_segment += [s] * chunks
-            block_chunk += range(chunks)
-    expected = (order, segment_transit, segment_start, torch.tensor(thread_tier, dtype=torch.long),
-                torch.tensor(block_segment, dtype=torch.long),
-                torch.tensor(block_chunk, dtype=torch.long))
-    return _expect(same(result, expected), "not the transit-grouped schedule")
+    order, segments, starts, thread_tier, items = transit_schedule_reference(
+        before["transits"].tolist(), before["min_block_pairs"], before["chunk_size"])
+    expected = [order, segments, starts, thread_tier, [s for s, _ in items], [c for _, c in items]]
+    return _expect([t.tolist() for t in result] == expected, "not the transit-grouped schedule")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,8 +281,50 @@ def sample_hops(before, after, result) -> Fault:
                                            (local_col < batch.numel())).all()):
             return f"batch {b}: a local id is out of the batch's range"
         fault = _slots_of_edge_ids(before, batch[local_col], batch[local_row], edge_ids[edges])
+        batch_tree = tree[node_begin:int(node_end[b])] if before["disjoint"] else None
+        fault = fault or _hops_grow_the_batch(before, batch, batch_tree, node_counts[b],
+                                              edge_counts[b], local_row, local_col,
+                                              edge_ids[edges])
         if fault:
             return f"batch {b}: {fault}"
+    return None
+
+
+def _hops_grow_the_batch(before, batch: Tensor, batch_tree: Optional[Tensor], node_counts: Tensor,
+                         edge_counts: Tensor, row: Tensor, col: Tensor, edge_ids: Tensor) -> Fault:
+    """Hop by hop: the frontier (the nodes new at the hop before, or all so far when
+    layer-wise) drew its in-edges as the hop's fanout says, grouped by target in frontier order,
+    and the hop's new nodes are the first occurrences of the drawn sources not seen before. A
+    node is its graph id, or (tree, graph id) when disjoint."""
+    keys = batch if batch_tree is None else batch_tree * (before["indptr"].numel() + 1) + batch
+    if torch.unique(keys).numel() != keys.numel():
+        return "a node appears twice"
+    node_end = node_counts.cumsum(0).tolist()
+    edge_end = [0] + edge_counts.cumsum(0).tolist()
+    for hop, fanout in enumerate(before["fanouts"]):
+        first = 0 if before["layerwise"] or hop == 0 else node_end[hop - 1]
+        frontier = range(first, node_end[hop])
+        hop_col = col[edge_end[hop]:edge_end[hop + 1]]
+        hop_row = row[edge_end[hop]:edge_end[hop + 1]]
+        inside = bool(((hop_col >= frontier.start) & (hop_col < frontier.stop)).all())
+        if not inside or not bool((hop_col.diff() >= 0).all()):
+            return f"hop {hop}'s edges are not grouped by the targets of its frontier"
+        counts = torch.bincount(hop_col - frontier.start, minlength=len(frontier))
+        transits = batch[frontier.start:frontier.stop]
+        if before["eid"] is None:  # edge ids are slots: the draws themselves can be checked
+            pair_ptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+            fault = _valid_draws(before, pair_ptr, transits,
+                                 edge_ids[edge_end[hop]:edge_end[hop + 1]], fanout,
+                                 before["replace"])
+            if fault:
+                return f"hop {hop}: {fault}"
+        elif not torch.equal(counts, expected_draws(_drawable(before, transits), fanout,
+                                                    before["replace"])):
+            return f"hop {hop}: draw counts {counts.tolist()} do not follow fanout {fanout}"
+        seen = set(keys[:node_end[hop]].tolist())
+        new = [key for key in first_occurrence(keys[hop_row].tolist()) if key not in seen]
+        if keys[node_end[hop]:node_end[hop + 1]].tolist() != new:
+            return f"hop {hop}'s new nodes are not the first occurrences of its sources"
     return None
 
 

@@ -13,6 +13,7 @@ ground truth), so a bug in one fastgl op cannot hide a bug in another.
   int32 and int64 indices; and hypothesis strategies drawing them.
 """
 
+from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -30,7 +31,12 @@ HUB_DEGREE = 100_000
 def csc_reference(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
     """``(indptr int64 [N+1], indices [E] (dtype of edge_index), eid int64 [E])`` by a stable
     sort of the edges by target."""
-    src, dst = edge_index[0], edge_index[1].to(torch.int64)
+    return csc_reference_of(edge_index[0], edge_index[1], num_nodes)
+
+
+def csc_reference_of(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """:func:`csc_reference` of separate ``src`` and ``dst`` (their dtypes may differ)."""
+    dst = dst.to(torch.int64)
     counts = torch.bincount(dst, minlength=num_nodes) if dst.numel() else torch.zeros(
         num_nodes, dtype=torch.int64)
     indptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
@@ -422,3 +428,41 @@ def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], k
                 edge_counts=edge_counts, seed_local=seed_local,
                 in_degrees=[int(degree[v]) for v in node_ids],
                 tree=[k // n for k in nodes] if disjoint else [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation details: ES-SpMM's picked edges, the edge softmax, the transit schedule
+# ---------------------------------------------------------------------------------------------
+
+def picked_slots(degree, width, strategy):
+    """The paper's rule, written independently: positions within a row that ES-SpMM reads."""
+    if degree <= width:
+        return list(range(degree))
+    if strategy == "bucket":
+        return list(range(width))
+    return [(j * 577) % degree for j in range(width)]
+
+
+def reference_edge_softmax(dst, num_dst, scores):
+    """Per-destination softmax with scatter ops; scores [E, H]."""
+    index = dst.unsqueeze(1).expand_as(scores)
+    largest = torch.full((num_dst, scores.shape[1]), -torch.inf, dtype=scores.dtype)
+    largest = largest.scatter_reduce(0, index, scores, "amax")
+    exps = (scores - largest[dst]).exp()
+    total = torch.zeros(num_dst, scores.shape[1], dtype=scores.dtype).index_add_(0, dst, exps)
+    return exps / total[dst]
+
+
+def transit_schedule_reference(transits, min_block_pairs, chunk_size):
+    """NextDoor's schedule of (sample, transit) pairs, from lists: ``(order, segment transits,
+    segment starts, thread-tier positions, block-tier (segment, chunk) items)``."""
+    order = sorted(range(len(transits)), key=lambda p: (transits[p], p))  # stable by transit
+    counts = Counter(transits)
+    segments = sorted(counts)
+    starts = [0]
+    for t in segments:
+        starts.append(starts[-1] + counts[t])
+    thread_tier = [i for i, p in enumerate(order) if counts[transits[p]] < min_block_pairs]
+    items = [(s, c) for s, t in enumerate(segments) if counts[t] >= min_block_pairs
+             for c in range(-(-counts[t] // chunk_size))]
+    return order, segments, starts, thread_tier, items

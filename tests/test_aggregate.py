@@ -11,6 +11,7 @@ from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import csc_from_coo, sddmm, spmm
 from fastgl.nn.functional import aggregate, edge_softmax, gat_scores
 from fastgl.graph import Block
+from reference import reference_edge_softmax
 
 
 def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
@@ -296,16 +297,6 @@ def test_torch_compile_forward_and_backward():
     compiled_grads = torch.autograd.grad(compiled(x, w), (x, w))
     for eager, compiled_grad in zip(eager_grads, compiled_grads):
         torch.testing.assert_close(eager, compiled_grad)
-
-
-def reference_edge_softmax(dst, num_dst, scores):
-    """Per-destination softmax with scatter ops; scores [E, H]."""
-    index = dst.unsqueeze(1).expand_as(scores)
-    largest = torch.full((num_dst, scores.shape[1]), -torch.inf, dtype=scores.dtype)
-    largest = largest.scatter_reduce(0, index, scores, "amax")
-    exps = (scores - largest[dst]).exp()
-    total = torch.zeros(num_dst, scores.shape[1], dtype=scores.dtype).index_add_(0, dst, exps)
-    return exps / total[dst]
 
 
 @settings(max_examples=40)

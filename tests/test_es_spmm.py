@@ -8,16 +8,8 @@ from hypothesis import strategies as st
 import fastgl.nn as fnn
 from fastgl import CSCGraph
 from fastgl.nn.functional import aggregate, es_spmm
+from reference import picked_slots
 from test_aggregate import graphs, reference_aggregate, sampled_blocks, shuffled
-
-
-def picked_slots(degree, width, strategy):
-    """The paper's rule, written independently: positions within a row that ES-SpMM reads."""
-    if degree <= width:
-        return list(range(degree))
-    if strategy == "bucket":
-        return list(range(width))
-    return [(j * 577) % degree for j in range(width)]
 
 
 def reference_es_spmm(indptr, indices, x, width, strategy, weight=None, reduce="sum"):

@@ -83,3 +83,33 @@ def test_the_oracles_catch_a_changed_argument():
     result = torch.ops.fastgl.spmm(**call)
     call["x"].add_(1)
     assert check_result("spmm", oracle, before, call, result) == "the op changed its argument x"
+
+
+def _hops_variant(result, keep):
+    """``result`` of sample_hops with its edges reduced to ``keep`` (indices into the edges),
+    the last batch's last hop count adjusted to match."""
+    nodes, node_counts, row, col, edge_ids, edge_counts, *rest = result
+    counts = edge_counts.clone()
+    counts[-1, -1] += keep.numel() - row.numel()
+    return (nodes, node_counts, row[keep], col[keep], edge_ids[keep], counts, *rest)
+
+
+@pytest.mark.parametrize("change", ["the last edge dropped", "the last edge drawn twice"])
+def test_the_sample_hops_oracle_rejects_a_changed_sample(change):
+    """A sample that is well formed but not what the fanouts and the graph give."""
+    valid_call, oracle = FUZZED_OPS["sample_hops"]
+    rng = random.Random(11)
+    for _ in range(500):
+        call = dict(valid_call(rng), replace=False)
+        call["fanouts"] = [f for f in call["fanouts"] if f != 0] or [2]
+        before = snapshot(call)
+        result = torch.ops.fastgl.sample_hops(**call)
+        if result[2].numel() and int(result[5][-1, -1]) > 0:
+            break
+    else:
+        pytest.fail("no sample with edges in its last batch's last hop in 500 tries")
+    assert check_result("sample_hops", oracle, before, call, result) is None
+    last = result[2].numel() - 1
+    keep = torch.arange(last) if change == "the last edge dropped" else \
+        torch.cat([torch.arange(last + 1), torch.tensor([last])])
+    assert check_result("sample_hops", oracle, before, call, _hops_variant(result, keep))

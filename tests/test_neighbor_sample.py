@@ -748,7 +748,6 @@ def test_available_in_edges_reference_sanity():
     assert available_in_edges(edge_index, 5).tolist() == [1, 2, 0, 1, 0]
     assert available_in_edges(edge_index, 5, torch.tensor([1.0, 0.0, 1.0, 1.0])).tolist() == \
         [1, 1, 0, 1, 0]
-    assert fastgl.sampling.neighbor_sample is neighbor_sample
 
 
 # ---------------------------------------------------------------------------------------------

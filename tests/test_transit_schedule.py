@@ -1,12 +1,12 @@
 """NextDoor's transit grouping and tiers (csrc/sampling/transit_schedule.h), which the CUDA
 sampling engine schedules its pairs with, checked against a Python reference on the CPU."""
 
-from collections import Counter
-
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from reference import transit_schedule_reference
 
 
 def schedule(transits, min_block_pairs, chunk_size):
@@ -14,25 +14,12 @@ def schedule(transits, min_block_pairs, chunk_size):
                                               min_block_pairs, chunk_size)
 
 
-def reference(transits, min_block_pairs, chunk_size):
-    order = sorted(range(len(transits)), key=lambda p: (transits[p], p))  # stable by transit
-    counts = Counter(transits)
-    segments = sorted(counts)
-    starts = [0]
-    for t in segments:
-        starts.append(starts[-1] + counts[t])
-    thread_tier = [i for i, p in enumerate(order) if counts[transits[p]] < min_block_pairs]
-    items = [(s, c) for s, t in enumerate(segments) if counts[t] >= min_block_pairs
-             for c in range(-(-counts[t] // chunk_size))]
-    return order, segments, starts, thread_tier, items
-
-
 @settings(max_examples=150)
 @given(st.lists(st.integers(0, 12), max_size=200), st.integers(1, 40), st.integers(1, 16))
 def test_matches_reference(transits, min_block_pairs, chunk_size):
     order, seg_transit, seg_start, thread_tier, block_segment, block_chunk = schedule(
         transits, min_block_pairs, chunk_size)
-    exp_order, exp_segments, exp_starts, exp_thread, exp_items = reference(
+    exp_order, exp_segments, exp_starts, exp_thread, exp_items = transit_schedule_reference(
         transits, min_block_pairs, chunk_size)
     assert order.tolist() == exp_order
     assert seg_transit.tolist() == exp_segments

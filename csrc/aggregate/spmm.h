@@ -36,8 +36,8 @@ struct MaxReducer {
   acc_t value = 0;
   int64_t slot = -1;
   C10_HOST_DEVICE void add(acc_t v, int64_t k) {
-    const bool first_nan = v != v && value == value;
-    if (slot < 0 || v > value || first_nan) {
+    // !(v <= value): v is larger, or v is the first NaN (value == value: no NaN kept yet).
+    if (slot < 0 || (value == value && !(v <= value))) {
       value = v;
       slot = k;
     }

@@ -90,7 +90,10 @@ int64_t device_memory_bytes(const at::Device& device) {
 #ifdef FASTGL_WITH_CUDA
   if (device.is_cuda()) return cuda_memory_bytes(device.index());
 #endif
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  // Asked once: samplers check an output size per hop.
+  static const int64_t host_bytes =
+      static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  return host_bytes;
 }
 
 }  // namespace fastgl

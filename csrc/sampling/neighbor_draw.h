@@ -43,9 +43,9 @@ struct DrawConfig {
 constexpr int64_t kInvalidWeights = -1;
 
 // The edges with a positive weight, or kInvalidWeights. The draws below rely on every weight of
-// the row being finite and non-negative with a finite sum; the scan that counts them checks it.
+// the row being finite and non-negative with a finite sum; this scan, num_draws', checks it.
 template <typename weight_t>
-C10_HOST_DEVICE inline int64_t count_positive(const weight_t* weight, int64_t degree) {
+C10_HOST_DEVICE inline int64_t count_drawable(const weight_t* weight, int64_t degree) {
   int64_t positive = 0;
   double total = 0;
   for (int64_t i = 0; i < degree; ++i) {
@@ -62,12 +62,20 @@ C10_HOST_DEVICE inline int64_t count_positive(const weight_t* weight, int64_t de
 template <typename weight_t>
 C10_HOST_DEVICE inline int64_t num_draws(const DrawConfig& cfg, const weight_t* weight,
                                          int64_t degree) {
-  const int64_t available = weight ? count_positive(weight, degree) : degree;
+  const int64_t available = weight ? count_drawable(weight, degree) : degree;
   if (available == kInvalidWeights) return kInvalidWeights;
   if (cfg.fanout < 0) return available;
   if (available == 0) return 0;
   if (cfg.replace) return cfg.fanout;
   return available < cfg.fanout ? available : cfg.fanout;
+}
+
+// The edges with a positive weight of a row num_draws already accepted.
+template <typename weight_t>
+C10_HOST_DEVICE inline int64_t count_positive(const weight_t* weight, int64_t degree) {
+  int64_t positive = 0;
+  for (int64_t i = 0; i < degree; ++i) positive += weight[i] > 0;
+  return positive;
 }
 
 template <typename weight_t>

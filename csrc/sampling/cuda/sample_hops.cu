@@ -132,7 +132,9 @@ HopEdges sample_hop(const at::Tensor& indptr, const at::Tensor& indices, const a
   auto [ptr, neighbors, edge_pos] =
       sample_pairs_cuda(kHopsOp, indptr, indices, weight, transits, streams.contiguous(), cfg);
   // The neighbors are the next hop's transits: a malformed `indices` must stop here.
-  check_ids_in_range(kHopsOp, "indices", neighbors, num_nodes);
+  if (!ids_known_below(indices, num_nodes)) {
+    check_ids_in_range(kHopsOp, "indices", neighbors, num_nodes);
+  }
 
   HopEdges edges;
   const at::Tensor per_pair = ptr.narrow(0, 1, transits.numel()) - ptr.narrow(0, 0, transits.numel());
@@ -198,8 +200,9 @@ HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
   const at::Tensor start = indptr.index_select(0, node), stop = indptr.index_select(0, node + 1);
   const at::Tensor in_degrees = stop - start;
   // The rows of the last hop's nodes were never read as transits, and without hops no count
-  // kernel checked indptr's ends: both checked here, as the CPU does.
-  if (node.numel() > 0) {
+  // kernel checked indptr's ends: both checked here, as the CPU does, unless indptr is known
+  // to be valid.
+  if (node.numel() > 0 && !offsets_known_valid(indptr, num_edges)) {
     const at::Tensor ends_valid = (indptr[0] == 0) & (indptr[num_nodes] == num_edges);
     const at::Tensor rows_valid = ((start >= 0) & (in_degrees >= 0) & (stop <= num_edges)).all();
     FASTGL_CHECK((ends_valid & rows_valid).item<bool>(), kHopsOp, kBadIndptrError);

@@ -193,9 +193,11 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
         SampleResult result = sample_typed<decltype(index_tag)>(
             weight, tensors_and_config..., nullptr, "sample_neighbors");
         // The neighbors came from `indices`, which only the rows read were checked for: one
-        // reduction over the output (sample_hops checks its own through the relabeling).
-        check_ids_in_range("sample_neighbors", "indices", std::get<1>(result),
-                           indptr.numel() - 1);
+        // reduction over the output, unless `indices` is known to be in range.
+        if (!ids_known_below(indices, indptr.numel() - 1)) {
+          check_ids_in_range("sample_neighbors", "indices", std::get<1>(result),
+                             indptr.numel() - 1);
+        }
         return result;
       });
 }
