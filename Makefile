@@ -63,8 +63,10 @@ test-dgl: build-dgl
 
 test: build cuda-compile-check test-python test-dgl
 
-# Run from build/dgl with the installed copy (see test-dgl); results go to the checkout.
+# Run from build/dgl with the installed copy (see test-dgl), the benchmarks linked in from the
+# checkout (they are not installed); results go to the checkout.
 bench-dgl: build-dgl
+	ln -sfn $(CURDIR)/benchmarks build/dgl/benchmarks
 	cd build/dgl && FASTGL_REPO=$(CURDIR) $(CURDIR)/$(DGL_PY) -m benchmarks.dgl_sampler
 
 bench: build

@@ -1,16 +1,63 @@
 """Builds fastgl._C: CPU kernels always, CUDA kernels when FORCE_CUDA=1 or when the installed
 torch has CUDA and a CUDA toolkit is found (FORCE_CUDA=0 turns them off). TORCH_CUDA_ARCH_LIST
-picks the GPU architectures."""
+picks the GPU architectures. OpenMP is used when the C++ compiler ($CXX, else c++) can compile
+and link with -fopenmp.
 
+The version is fastgl/_version.py's, read here without importing fastgl; importing this file
+(tests do) defines the helpers below without building anything."""
+
+import ast
 import glob
 import os
+import shlex
+import subprocess
+import tempfile
 
 from setuptools import find_packages, setup
 from torch.utils import cpp_extension
 
-VERSION = "0.1.0"
 DEFAULT_CUDA_ARCHS = "7.0;8.0;9.0+PTX"
 ROOT = os.path.dirname(os.path.abspath(__file__))
+VERSION_FILE = os.path.join(ROOT, "fastgl", "_version.py")
+
+# Compiled and linked with -fopenmp to see whether the compiler supports OpenMP; #error makes a
+# compiler that accepts the flag but does not enable OpenMP fail the probe too.
+OPENMP_PROBE = r"""
+#include <omp.h>
+#ifndef _OPENMP
+#error "-fopenmp did not enable OpenMP"
+#endif
+int main() {
+  int threads = 0;
+#pragma omp parallel reduction(+ : threads)
+  threads += 1;
+  return threads >= 1 && omp_get_thread_num() == 0 ? 0 : 1;
+}
+"""
+
+
+def read_version(path: str = VERSION_FILE) -> str:
+    """The string assigned to ``__version__`` in fastgl/_version.py, the one version number:
+    parsed, not imported (importing fastgl needs the extension this script builds)."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__version__"
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    raise RuntimeError(f"{path} does not assign a string to __version__")
+
+
+VERSION = read_version()
+
+
+def package_list() -> list:
+    """The packages installed: fastgl and its subpackages, plus the drop-ins, which live in the
+    top-level integrations/ folder and install as fastgl.integrations. benchmarks/ is not
+    installed: the benchmarks run from the checkout (`python -m benchmarks.<name>`)."""
+    return find_packages(where=ROOT, include=["fastgl", "fastgl.*"]) + [
+        "fastgl.integrations" + sub for sub in ["", ".dgl", ".pyg"]]
 
 
 def want_cuda() -> bool:
@@ -25,14 +72,51 @@ def want_cuda() -> bool:
     return torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None
 
 
+def openmp_supported(compiler: str = None) -> bool:
+    """Whether `compiler` (default: the one torch's cpp_extension compiles with, $CXX or c++)
+    compiles and links a small OpenMP program with -fopenmp. The probe is built in a temporary
+    directory, removed afterwards."""
+    command = shlex.split(compiler or cpp_extension.get_cxx_compiler())
+    if not command:
+        return False
+    with tempfile.TemporaryDirectory(prefix="fastgl-openmp-probe-") as tmp:
+        source = os.path.join(tmp, "probe.cpp")
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(OPENMP_PROBE)
+        try:
+            result = subprocess.run(
+                command + ["-fopenmp", source, "-o", os.path.join(tmp, "probe")], cwd=tmp,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return result.returncode == 0
+
+
+def openmp_note(with_openmp: bool, compiler: str) -> str:
+    """The build line's OpenMP entry; off, it says what that costs with the installed torch."""
+    if with_openmp:
+        return f"on ({compiler})"
+    import torch
+
+    if "parallel backend: OpenMP" in torch.__config__.parallel_info():
+        # ATen's OpenMP backend runs at::parallel_for through a `#pragma omp parallel` in its
+        # headers, compiled into fastgl's own objects: without -fopenmp it runs serially there.
+        return (f"off ({compiler} cannot build with -fopenmp; torch's parallel backend is "
+                f"OpenMP, so the CPU kernels run on one thread)")
+    return f"off ({compiler} cannot build with -fopenmp)"
+
+
 def sources(pattern: str) -> list:
     return sorted(glob.glob(os.path.join("csrc", "**", pattern), recursive=True))
 
 
 def make_extension():
     with_cuda = want_cuda()
-    cxx_flags = ["-O3", "-fopenmp"]
-    define_macros = [("FASTGL_VERSION", f'"{VERSION}"')]
+    with_openmp = openmp_supported()
+    openmp_flags = ["-fopenmp"] if with_openmp else []
+    cxx_flags = ["-O3"] + openmp_flags
+    define_macros = []
     srcs = sources("*.cpp")
     extension = cpp_extension.CppExtension
     extra = {"cxx": cxx_flags}
@@ -48,6 +132,7 @@ def make_extension():
     print(
         f"fastgl build: version {VERSION}, backends: cpu{', cuda' if with_cuda else ''}, "
         f"CUDA archs: {archs or 'none'}, CUDA_HOME: {cpp_extension.CUDA_HOME}, "
+        f"OpenMP: {openmp_note(with_openmp, cpp_extension.get_cxx_compiler())}, "
         f"{len(srcs)} source files"
     )
     return extension(
@@ -56,27 +141,29 @@ def make_extension():
         include_dirs=[os.path.join(ROOT, "csrc")],
         define_macros=define_macros,
         extra_compile_args=extra,
-        extra_link_args=["-fopenmp"],
+        extra_link_args=openmp_flags,
     )
 
 
-setup(
-    name="fastgl",
-    version=VERSION,
-    description="Fast sampling-based GNN training: compiled sampling, ID mapping and aggregation ops",
-    # The drop-ins live in the top-level integrations/ folder and install as fastgl.integrations.
-    packages=find_packages(include=["fastgl", "fastgl.*", "benchmarks"]) + [
-        "fastgl.integrations" + sub
-        for sub in ["", ".dgl", ".pyg"]],
-    package_dir={"fastgl.integrations": "integrations"},
-    python_requires=">=3.9",
-    install_requires=["torch>=2.2", "numpy", "tqdm"],
-    # scipy: the Planetoid reader unpickles scipy matrices; matplotlib: `fastgl train`'s figure.
-    extras_require={"data": ["scipy"], "report": ["matplotlib"]},
-    ext_modules=[make_extension()],
-    # FASTGL_BUILD_BASE keeps a second environment's build (e.g. the DGL one, on another torch)
-    # from overwriting the objects of the first.
-    options={"build": {"build_base": os.environ.get("FASTGL_BUILD_BASE", "build")}},
-    cmdclass={"build_ext": cpp_extension.BuildExtension.with_options(use_ninja=True)},
-    entry_points={"console_scripts": ["fastgl = fastgl.cli:main"]},
-)
+# pip and setuptools run this file as __main__; importing it (tests/test_packaging.py) builds
+# nothing.
+if __name__ == "__main__":
+    setup(
+        name="fastgl",
+        version=VERSION,
+        description="Fast sampling-based GNN training: compiled sampling, ID mapping and "
+                    "aggregation ops",
+        packages=package_list(),
+        package_dir={"fastgl.integrations": "integrations"},
+        python_requires=">=3.9",
+        install_requires=["torch>=2.2", "numpy", "tqdm"],
+        # scipy: the Planetoid reader unpickles scipy matrices; matplotlib: `fastgl train`'s
+        # figure.
+        extras_require={"data": ["scipy"], "report": ["matplotlib"]},
+        ext_modules=[make_extension()],
+        # FASTGL_BUILD_BASE keeps a second environment's build (e.g. the DGL one, on another
+        # torch) from overwriting the objects of the first.
+        options={"build": {"build_base": os.environ.get("FASTGL_BUILD_BASE", "build")}},
+        cmdclass={"build_ext": cpp_extension.BuildExtension.with_options(use_ninja=True)},
+        entry_points={"console_scripts": ["fastgl = fastgl.cli:main"]},
+    )

@@ -21,8 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-# FASTGL_REPO names the checkout when the benchmarks run from an installed copy (the DGL
-# environment installs fastgl and its benchmarks instead of running them from the source tree).
+# The checkout the results belong to. resolve() follows the link `make bench-dgl` puts in its run
+# directory; FASTGL_REPO names the checkout where the benchmarks are copied elsewhere.
 REPO_ROOT = Path(os.environ.get("FASTGL_REPO") or Path(__file__).resolve().parent.parent)
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
 

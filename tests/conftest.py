@@ -5,6 +5,8 @@ tests/ and tests/cuda can `import reference`.
 """
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
@@ -15,6 +17,14 @@ settings.register_profile(
 # `ci` draws the same examples on every run (reproducible failures); the default profile explores.
 settings.register_profile("ci", parent=settings.get_profile("fastgl"), derandomize=True)
 settings.load_profile(os.environ.get("FASTGL_HYPOTHESIS_PROFILE", "fastgl"))
+
+
+# The benchmarks are part of the checkout, not of the installed package: tests that drive them
+# import them from the repository root. Appended, so an installed fastgl (the DGL environment's)
+# still wins over the source tree.
+_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+if _REPO_ROOT not in sys.path:
+    sys.path.append(_REPO_ROOT)
 
 
 def pytest_configure(config):

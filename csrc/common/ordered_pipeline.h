@@ -13,13 +13,22 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 namespace fastgl {
 
 template <typename Produce, typename Consume>
 void produce_parallel_consume_in_order(int64_t num_chunks, const Produce& produce,
                                        const Consume& consume) {
+#ifndef _OPENMP
+  // Built without OpenMP (setup.py found no -fopenmp): no thread team, so chunk by chunk in order.
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    produce(c);
+    consume(c);
+  }
+#else
   const int threads = at::in_parallel_region() ? 1 : at::get_num_threads();
   if (threads == 1 || num_chunks <= 1) {
     for (int64_t c = 0; c < num_chunks; ++c) {
@@ -66,6 +75,7 @@ void produce_parallel_consume_in_order(int64_t num_chunks, const Produce& produc
     }
   }
   if (error) std::rethrow_exception(error);
+#endif  // _OPENMP
 }
 
 }  // namespace fastgl
