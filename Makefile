@@ -4,6 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
+# The linters are pinned: a new release's rules must not turn a clean checkout red.
+RUFF_VERSION := 0.17.6
+CLANG_FORMAT_VERSION := 23.1.5
+CXX_SOURCES = $(shell find csrc -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh')
 # Extracted CUDA headers of the matching torch wheel, kept outside the repository.
 CUDA_HEADERS_CACHE ?= $(HOME)/.cache/fastgl/torch-$(TORCH_VERSION)-cuda-include
 
@@ -15,7 +19,7 @@ DGL_VENV := .venv-dgl
 DGL_PY := $(DGL_VENV)/bin/python
 DGL_TORCH_VERSION := 2.2.1
 
-.PHONY: setup build demo test test-python test-dgl setup-dgl build-dgl cuda-compile-check bench \
+.PHONY: setup build demo lint format test test-python test-dgl setup-dgl build-dgl cuda-compile-check bench \
 	bench-dgl info clean
 
 $(VENV)/.installed: Makefile
@@ -23,7 +27,7 @@ $(VENV)/.installed: Makefile
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "torch==$(TORCH_VERSION)"
 	$(PIP) install --quiet "torch_geometric==2.8.1" numpy scipy tqdm matplotlib ninja "setuptools>=70" wheel \
-		pytest hypothesis
+		pytest hypothesis "ruff==$(RUFF_VERSION)" "clang-format==$(CLANG_FORMAT_VERSION)"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -61,7 +65,18 @@ test-python: build
 test-dgl: build-dgl
 	FASTGL_HYPOTHESIS_PROFILE=ci DGLBACKEND=pytorch $(DGL_VENV)/bin/pytest -q tests/with_dgl
 
-test: build cuda-compile-check test-python test-dgl
+# Style is checked, not fixed, by `make test`; `make format` rewrites the tree to pass.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
+
+format: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
+
+test: lint build cuda-compile-check test-python test-dgl
 
 # Run from build/dgl with the installed copy (see test-dgl), the benchmarks linked in from the
 # checkout (they are not installed); results go to the checkout.

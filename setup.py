@@ -42,9 +42,14 @@ def read_version(path: str = VERSION_FILE) -> str:
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__version__"
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "__version__"
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             return node.value.value
     raise RuntimeError(f"{path} does not assign a string to __version__")
 
@@ -57,7 +62,8 @@ def package_list() -> list:
     top-level integrations/ folder and install as fastgl.integrations. benchmarks/ is not
     installed: the benchmarks run from the checkout (`python -m benchmarks.<name>`)."""
     return find_packages(where=ROOT, include=["fastgl", "fastgl.*"]) + [
-        "fastgl.integrations" + sub for sub in ["", ".dgl", ".pyg"]]
+        "fastgl.integrations" + sub for sub in ["", ".dgl", ".pyg"]
+    ]
 
 
 def want_cuda() -> bool:
@@ -85,9 +91,13 @@ def openmp_supported(compiler: str = None) -> bool:
             f.write(OPENMP_PROBE)
         try:
             result = subprocess.run(
-                command + ["-fopenmp", source, "-o", os.path.join(tmp, "probe")], cwd=tmp,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                timeout=120)
+                command + ["-fopenmp", source, "-o", os.path.join(tmp, "probe")],
+                cwd=tmp,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=120,
+            )
         except (OSError, subprocess.SubprocessError):
             return False
         return result.returncode == 0
@@ -102,8 +112,10 @@ def openmp_note(with_openmp: bool, compiler: str) -> str:
     if "parallel backend: OpenMP" in torch.__config__.parallel_info():
         # ATen's OpenMP backend runs at::parallel_for through a `#pragma omp parallel` in its
         # headers, compiled into fastgl's own objects: without -fopenmp it runs serially there.
-        return (f"off ({compiler} cannot build with -fopenmp; torch's parallel backend is "
-                f"OpenMP, so the CPU kernels run on one thread)")
+        return (
+            f"off ({compiler} cannot build with -fopenmp; torch's parallel backend is "
+            f"OpenMP, so the CPU kernels run on one thread)"
+        )
     return f"off ({compiler} cannot build with -fopenmp)"
 
 
@@ -152,7 +164,7 @@ if __name__ == "__main__":
         name="fastgl",
         version=VERSION,
         description="Fast sampling-based GNN training: compiled sampling, ID mapping and "
-                    "aggregation ops",
+        "aggregation ops",
         packages=package_list(),
         package_dir={"fastgl.integrations": "integrations"},
         python_requires=">=3.9",

@@ -1,7 +1,8 @@
 """Neighbor aggregation (weighted sum over in-edges): fastgl against torch.sparse and PyG.
 
-Question: how fast is ``fastgl.nn.functional.aggregate(structure, x, edge_weight, reduce="sum")``, forward
-and forward+backward, on sampled blocks and on whole graphs, compared with what a PyTorch user
+Question: how fast is
+``fastgl.nn.functional.aggregate(structure, x, edge_weight, reduce="sum")``, forward and
+forward+backward, on sampled blocks and on whole graphs, compared with what a PyTorch user
 has without fastgl: ``torch.sparse.mm`` on a CSR matrix, and PyG's ``MessagePassing`` path
 (gather ``x_j``, multiply by the edge weight, scatter-add), which is how ``GCNConv`` aggregates?
 
@@ -33,12 +34,12 @@ Cases (``--cases``):
 Methods, all on the same structure, ``x [num_src, d]`` (standard normal) and fp32 edge weights
 (uniform in [0, 1)), all in one run on one device:
 
-* ``fastgl``: ``fastgl.nn.functional.aggregate(structure, x, edge_weight)``; on a block (a fresh copy per
-  call, as a sampled block serves one training step) this includes checking the ``indptr`` the
-  sampler's block carries (``SampledSubgraph.blocks()`` builds it, once for all of a sample's
-  blocks, outside the timing, as torch.sparse's CSR is) and, for the backward, building the
-  transposed structure on every call; a whole graph keeps the transpose cached on it across
-  calls (and epochs);
+* ``fastgl``: ``fastgl.nn.functional.aggregate(structure, x, edge_weight)``; on a block (a fresh
+  copy per call, as a sampled block serves one training step) this includes checking the
+  ``indptr`` the sampler's block carries (``SampledSubgraph.blocks()`` builds it, once for all
+  of a sample's blocks, outside the timing, as torch.sparse's CSR is) and, for the backward,
+  building the transposed structure on every call; a whole graph keeps the transpose cached on
+  it across calls (and epochs);
 * ``torch.sparse``: ``torch.sparse.mm(torch.sparse_csr_tensor(indptr, indices, w), x)``, the
   ``indptr`` precomputed and each row's columns sorted once (torch's CSR backward for the
   values assumes sorted columns; the tensor itself is wrapped in every call, which is free).
@@ -108,10 +109,14 @@ PASSES = ("forward", "forward+backward")
 DEFAULT_DATA_DIR = harness.REPO_ROOT.parent / "shared" / "data"
 SLASHDOT_FILE = Path("snap_soc-Slashdot0902") / "soc-Slashdot0902.txt.gz"
 # The flop and byte models, recorded in the result file next to the numbers they produced.
-FLOP_MODEL = ("2*E*d per spmm; forward = 1 spmm, forward+backward = 2 spmm "
-              "(+ 1 sddmm of 2*E*d with --weight-grad)")
-BYTE_MODEL = ("per spmm E*(4d+8) + 4d*output_rows (forward: num_dst rows, backward: num_src "
-              "rows); sddmm E*(8d+8)")
+FLOP_MODEL = (
+    "2*E*d per spmm; forward = 1 spmm, forward+backward = 2 spmm "
+    "(+ 1 sddmm of 2*E*d with --weight-grad)"
+)
+BYTE_MODEL = (
+    "per spmm E*(4d+8) + 4d*output_rows (forward: num_dst rows, backward: num_src "
+    "rows); sddmm E*(8d+8)"
+)
 
 
 def _pyg_sum_aggregation():
@@ -122,8 +127,9 @@ def _pyg_sum_aggregation():
         def __init__(self) -> None:
             super().__init__(aggr="add")
 
-        def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor,
-                    size: Tuple[int, int]) -> Tensor:
+        def forward(
+            self, x: Tensor, edge_index: Tensor, edge_weight: Tensor, size: Tuple[int, int]
+        ) -> Tensor:
             return self.propagate(edge_index, x=x, edge_weight=edge_weight, size=size)
 
         def message(self, x_j: Tensor, edge_weight: Tensor) -> Tensor:
@@ -140,8 +146,16 @@ class Structure:
     identity) puts that order into the ``(indptr, indices)`` CSR over destinations.
     """
 
-    def __init__(self, name: str, fastgl_structure, src: Tensor, dst: Tensor, num_src: int,
-                 num_dst: int, info: Dict) -> None:
+    def __init__(
+        self,
+        name: str,
+        fastgl_structure,
+        src: Tensor,
+        dst: Tensor,
+        num_src: int,
+        num_dst: int,
+        info: Dict,
+    ) -> None:
         self.name, self.fastgl = name, fastgl_structure
         self.src, self.dst, self.num_src, self.num_dst = src, dst, num_src, num_dst
         self.num_edges = src.numel()
@@ -158,9 +172,14 @@ class Structure:
         self.edge_index = torch.stack([src, dst])
         num_distinct = torch.unique(keys).numel()
         self.has_repeated_entries = num_distinct < self.num_edges
-        self.info = dict(info, num_src=num_src, num_dst=num_dst, num_edges=self.num_edges,
-                         max_in_degree=int(counts.max()) if num_dst else 0,
-                         repeated_entry_fraction=1 - num_distinct / max(self.num_edges, 1))
+        self.info = dict(
+            info,
+            num_src=num_src,
+            num_dst=num_dst,
+            num_edges=self.num_edges,
+            max_in_degree=int(counts.max()) if num_dst else 0,
+            repeated_entry_fraction=1 - num_distinct / max(self.num_edges, 1),
+        )
 
 
 def block_case(graph: CSCGraph, args, device) -> Structure:
@@ -174,20 +193,32 @@ def block_case(graph: CSCGraph, args, device) -> Structure:
     sampler = NeighborSampler(graph, args.fanouts)
     sample_gen = torch.Generator(device=device).manual_seed(args.seed)
     block: Block = sampler.sample(seeds.to(device), sample_gen).blocks()[0]
-    info = {"source": f"R-MAT {args.preset}, largest block of NeighborSampler(fanouts="
-                      f"{args.fanouts}), {count} seeds",
-            "graph_nodes": graph.num_nodes, "graph_edges": graph.num_edges}
-    return Structure("blocks", block, block.src, block.dst, block.num_src_nodes,
-                     block.num_dst_nodes, info)
+    info = {
+        "source": f"R-MAT {args.preset}, largest block of NeighborSampler(fanouts="
+        f"{args.fanouts}), {count} seeds",
+        "graph_nodes": graph.num_nodes,
+        "graph_edges": graph.num_edges,
+    }
+    return Structure(
+        "blocks", block, block.src, block.dst, block.num_src_nodes, block.num_dst_nodes, info
+    )
 
 
 def graph_case(name: str, graph: CSCGraph, source: str) -> Structure:
     """A whole graph: destinations are all nodes, edges in CSC slot order."""
     degree = graph.indptr[1:] - graph.indptr[:-1]
-    dst = torch.repeat_interleave(torch.arange(graph.num_nodes, device=graph.device), degree,
-                                  output_size=graph.num_edges)
-    return Structure(name, graph, graph.indices.to(torch.int64), dst, graph.num_nodes,
-                     graph.num_nodes, {"source": source})
+    dst = torch.repeat_interleave(
+        torch.arange(graph.num_nodes, device=graph.device), degree, output_size=graph.num_edges
+    )
+    return Structure(
+        name,
+        graph,
+        graph.indices.to(torch.int64),
+        dst,
+        graph.num_nodes,
+        graph.num_nodes,
+        {"source": source},
+    )
 
 
 def read_snap_edge_list(path: Path) -> Tuple[Tensor, int]:
@@ -211,9 +242,11 @@ def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
         if preset not in graphs:
             started = time.perf_counter()
             graphs[preset] = rmat_graph(preset, seed=args.seed).to(device)
-            print(f"R-MAT {preset}: {graphs[preset].num_nodes:,} nodes, "
-                  f"{graphs[preset].num_edges:,} edges ({time.perf_counter() - started:.1f} s)",
-                  flush=True)
+            print(
+                f"R-MAT {preset}: {graphs[preset].num_nodes:,} nodes, "
+                f"{graphs[preset].num_edges:,} edges ({time.perf_counter() - started:.1f} s)",
+                flush=True,
+            )
         return graphs[preset]
 
     structures, skipped = [], []
@@ -222,10 +255,16 @@ def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
             structures.append(block_case(rmat(args.preset), args, device))
         elif case == "rmat":
             if args.whole_preset != args.preset:
-                print(f"note: the whole-graph R-MAT case uses preset {args.whole_preset!r} "
-                      f"(--whole-preset), not {args.preset!r}", flush=True)
-            structures.append(graph_case("rmat", rmat(args.whole_preset),
-                                         f"whole R-MAT {args.whole_preset} graph"))
+                print(
+                    f"note: the whole-graph R-MAT case uses preset {args.whole_preset!r} "
+                    f"(--whole-preset), not {args.preset!r}",
+                    flush=True,
+                )
+            structures.append(
+                graph_case(
+                    "rmat", rmat(args.whole_preset), f"whole R-MAT {args.whole_preset} graph"
+                )
+            )
         elif case == "slashdot":
             path = Path(args.data_dir) / SLASHDOT_FILE
             if not path.exists():
@@ -235,12 +274,15 @@ def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
                 continue
             edges, num_nodes = read_snap_edge_list(path)
             graph = CSCGraph.from_edge_index(edges, num_nodes=num_nodes).to(device)
-            structures.append(graph_case("slashdot", graph,
-                                         f"whole SNAP soc-Slashdot0902 ({path.name})"))
+            structures.append(
+                graph_case("slashdot", graph, f"whole SNAP soc-Slashdot0902 ({path.name})")
+            )
     for s in structures:
-        print(f"case {s.name}: {s.info['source']}; {s.num_src:,} sources, {s.num_dst:,} "
-              f"destinations, {s.num_edges:,} edges, max in-degree {s.info['max_in_degree']:,}",
-              flush=True)
+        print(
+            f"case {s.name}: {s.info['source']}; {s.num_src:,} sources, {s.num_dst:,} "
+            f"destinations, {s.num_edges:,} edges, max in-degree {s.info['max_in_degree']:,}",
+            flush=True,
+        )
     return structures, skipped
 
 
@@ -256,11 +298,13 @@ def csr_backward_support(device) -> Dict[str, bool]:
     support = {}
     for name, wrt in (("x", x), ("values", values)):
         try:
-            out = torch.sparse.mm(torch.sparse_csr_tensor(indptr, indices, values, size=(2, 3)),
-                                  x)
+            out = torch.sparse.mm(torch.sparse_csr_tensor(indptr, indices, values, size=(2, 3)), x)
             (grad,) = torch.autograd.grad(out, wrt, grad_out)
-            expected = (dense.t() @ grad_out if name == "x"
-                        else (grad_out[[0, 0, 1]] * x.detach()[indices]).sum(1))
+            expected = (
+                dense.t() @ grad_out
+                if name == "x"
+                else (grad_out[[0, 0, 1]] * x.detach()[indices]).sum(1)
+            )
             support[name] = bool(torch.allclose(grad, expected))
         except (RuntimeError, NotImplementedError):
             support[name] = False
@@ -275,8 +319,10 @@ def backward_layout(s: Structure, support: Dict[str, bool], weight_grad: bool) -
         return "coo", "torch.sparse CSR backward w.r.t. the values is not supported here"
     if weight_grad and s.has_repeated_entries:
         # autograd returns one gradient per distinct (row, col) and then rejects its shape
-        return "coo", ("torch.sparse CSR backward w.r.t. the values fails on repeated "
-                       "(dst, src) entries, which this structure has")
+        return "coo", (
+            "torch.sparse CSR backward w.r.t. the values fails on repeated "
+            "(dst, src) entries, which this structure has"
+        )
     return "csr", ""
 
 
@@ -308,12 +354,17 @@ def make_methods(s: Structure) -> Dict[str, Callable[[Tensor, Tensor], Tensor]]:
     def pyg_fn(x, w):
         return pyg(x, s.edge_index, w, pyg_size)
 
-    return {"fastgl": fastgl_fn, "torch.sparse/csr": torch_csr_fn,
-            "torch.sparse/coo": torch_coo_fn, "pyg": pyg_fn}
+    return {
+        "fastgl": fastgl_fn,
+        "torch.sparse/csr": torch_csr_fn,
+        "torch.sparse/coo": torch_coo_fn,
+        "pyg": pyg_fn,
+    }
 
 
-def estimated_bytes(method: str, s: Structure, d: int, backward: bool, weight_grad: bool,
-                    device) -> Tuple[int, str]:
+def estimated_bytes(
+    method: str, s: Structure, d: int, backward: bool, weight_grad: bool, device
+) -> Tuple[int, str]:
     """Rough peak of the tensors a call allocates (beyond ``x``, weights and the structure),
     and what dominates it."""
     out, grad_x, messages = 4 * d * s.num_dst, 4 * d * s.num_src, 4 * d * s.num_edges
@@ -321,8 +372,7 @@ def estimated_bytes(method: str, s: Structure, d: int, backward: bool, weight_gr
         return out + (4 * messages + grad_x if backward else 2 * messages), "E x d messages"
     # spmm output; backward: the transposed structure (3 int64 arrays) and grad_x.
     need = out + (24 * s.num_edges + grad_x if backward else 0)
-    if (method == "torch.sparse" and backward and weight_grad
-            and torch.device(device).type == "cpu"):
+    if method == "torch.sparse" and backward and weight_grad and torch.device(device).type == "cpu":
         # Measured with torch 2.13: on the CPU its value gradient (CSR and COO) is computed as a
         # dense grad_out @ x^T and then masked.
         return need + 4 * s.num_dst * s.num_src, "a dense num_dst x num_src value gradient"
@@ -363,8 +413,10 @@ def _check_close(method: str, what: str, got: Tensor, ref: Tensor, bound: Tensor
     error = (got.double() - ref.double()).abs()
     if got.shape != ref.shape or not bool((error <= 1e-5 * bound.double() + 1e-6).all()):
         worst = float(error.max()) if got.shape == ref.shape else float("nan")
-        raise AssertionError(f"{method}: {what} differs from fastgl's "
-                             f"(shape {tuple(got.shape)} vs {tuple(ref.shape)}, max error {worst})")
+        raise AssertionError(
+            f"{method}: {what} differs from fastgl's "
+            f"(shape {tuple(got.shape)} vs {tuple(ref.shape)}, max error {worst})"
+        )
     return float(error.max()) if error.numel() else 0.0
 
 
@@ -379,15 +431,19 @@ def run_pass(fn, x: Tensor, w: Tensor, grad_out: Optional[Tensor], weight_grad: 
     return torch.autograd.grad(fn(x, w), inputs, grad_out)
 
 
-def measure_case(s: Structure, args, device, support: Dict[str, bool],
-                 budget_gb: float) -> List[Dict]:
+def measure_case(
+    s: Structure, args, device, support: Dict[str, bool], budget_gb: float
+) -> List[Dict]:
     methods = make_methods(s)
     layout, why = backward_layout(s, support, args.weight_grad)
     s.info["torch_sparse_backward_layout"] = layout
     if why:
         s.info["torch_sparse_backward_note"] = why
-        print(f"note ({s.name}): {why}; the torch.sparse baseline uses COO (coalesced by "
-              f"torch on every call) for forward+backward", flush=True)
+        print(
+            f"note ({s.name}): {why}; the torch.sparse baseline uses COO (coalesced by "
+            f"torch on every call) for forward+backward",
+            flush=True,
+        )
     chosen = [m for m in METHODS if m in args.methods]
     rows = []
     for d in args.dims:
@@ -402,18 +458,30 @@ def measure_case(s: Structure, args, device, support: Dict[str, bool],
             flops, moved = flops_and_bytes(s, d, backward, args.weight_grad)
             cases, reference = [], None
             for method in chosen:
-                row = {"case": s.name, "d": d, "pass": pass_name, "method": method,
-                       "layout": None, "flops": flops, "bytes": moved, "skipped": None}
+                row = {
+                    "case": s.name,
+                    "d": d,
+                    "pass": pass_name,
+                    "method": method,
+                    "layout": None,
+                    "flops": flops,
+                    "bytes": moved,
+                    "skipped": None,
+                }
                 key = method
                 if method == "torch.sparse":
                     row["layout"] = layout if backward else "csr"
                     key = f"torch.sparse/{row['layout']}"
                 need, what = estimated_bytes(method, s, d, backward, args.weight_grad, device)
                 if need / 1e9 > budget_gb:
-                    row["skipped"] = (f"needs ~{need / 1e9:.1f} GB ({what}), over the "
-                                      f"{budget_gb:.1f} GB memory budget")
-                    print(f"  {s.name} d={d} {pass_name} {method}: skipped, {row['skipped']}",
-                          flush=True)
+                    row["skipped"] = (
+                        f"needs ~{need / 1e9:.1f} GB ({what}), over the "
+                        f"{budget_gb:.1f} GB memory budget"
+                    )
+                    print(
+                        f"  {s.name} d={d} {pass_name} {method}: skipped, {row['skipped']}",
+                        flush=True,
+                    )
                     rows.append(row)
                     continue
                 fn = methods[key]
@@ -424,10 +492,14 @@ def measure_case(s: Structure, args, device, support: Dict[str, bool],
                     names = ("output",) if not backward else ("grad x", "grad edge_weight")
                     row["max_abs_error_vs_fastgl"] = max(
                         _check_close(method, name, got, ref, bound)
-                        for name, got, ref, bound in zip(names, result, reference,
-                                                         bounds[pass_name]))
+                        for name, got, ref, bound in zip(
+                            names, result, reference, bounds[pass_name]
+                        )
+                    )
                 del result
-                cases.append((row, lambda fn=fn: run_pass(fn, x, w, g, args.weight_grad)))
+                cases.append(
+                    (row, lambda fn=fn, x=x, w=w, g=g: run_pass(fn, x, w, g, args.weight_grad))
+                )
                 rows.append(row)
             if reference is None and cases:
                 print(f"  note: fastgl not run for {s.name} d={d} {pass_name}; outputs unchecked")
@@ -435,16 +507,23 @@ def measure_case(s: Structure, args, device, support: Dict[str, bool],
             _time_interleaved(cases, args, device)
             _ratios([row for row in rows if row["d"] == d and row["pass"] == pass_name])
             for row, _ in cases:
-                print(f"  {s.name:8s} d={d:<4d} {pass_name:16s} {row['method']:12s} "
-                      f"{row['median_s'] * 1e3:10.3f} ms {row['gflops']:8.2f} GFLOP/s"
-                      + (f"  {row['vs_torch_sparse']:.2f}x torch.sparse"
-                         if row.get("vs_torch_sparse") else ""), flush=True)
+                print(
+                    f"  {s.name:8s} d={d:<4d} {pass_name:16s} {row['method']:12s} "
+                    f"{row['median_s'] * 1e3:10.3f} ms {row['gflops']:8.2f} GFLOP/s"
+                    + (
+                        f"  {row['vs_torch_sparse']:.2f}x torch.sparse"
+                        if row.get("vs_torch_sparse")
+                        else ""
+                    ),
+                    flush=True,
+                )
         del x, w, grad_out, bounds
     return rows
 
 
-def _error_bounds(s: Structure, x: Tensor, w: Tensor, grad_out: Tensor,
-                  weight_grad: bool) -> Dict[str, Tuple[Tensor, ...]]:
+def _error_bounds(
+    s: Structure, x: Tensor, w: Tensor, grad_out: Tensor, weight_grad: bool
+) -> Dict[str, Tuple[Tensor, ...]]:
     """Per entry, the sum of the absolute values of its terms (fastgl on |x|, |w|, |grad_out|)."""
     xa = x.abs().requires_grad_()
     wa = w.abs().requires_grad_(weight_grad)
@@ -455,13 +534,18 @@ def _error_bounds(s: Structure, x: Tensor, w: Tensor, grad_out: Tensor,
 
 def _time_interleaved(cases, args, device) -> None:
     """Times the cases' calls interleaved (``harness.time_interleaved``) into their rows."""
-    timings = harness.time_interleaved({i: call for i, (_, call) in enumerate(cases)},
-                                       args.repeat, args.warmup, device)
+    timings = harness.time_interleaved(
+        {i: call for i, (_, call) in enumerate(cases)}, args.repeat, args.warmup, device
+    )
     for i, (row, _) in enumerate(cases):
         timing = timings[i]
-        row.update(times_s=timing.times, median_s=timing.median, min_s=timing.min,
-                   gflops=row["flops"] / timing.median / 1e9,
-                   gbytes_per_s=row["bytes"] / timing.median / 1e9)
+        row.update(
+            times_s=timing.times,
+            median_s=timing.median,
+            min_s=timing.min,
+            gflops=row["flops"] / timing.median / 1e9,
+            gbytes_per_s=row["bytes"] / timing.median / 1e9,
+        )
         if torch.device(device).type == "cuda":
             row["roofline_fraction"] = row["gbytes_per_s"] / args.peak_bandwidth_gbs
 
@@ -478,12 +562,19 @@ def _ratios(rows: List[Dict]) -> None:
 
 
 def print_tables(rows: List[Dict], structures: List[Structure], device, args) -> None:
-    columns = [("d", "d", ""), ("pass", "pass", ""), ("method", "method", ""),
-               ("layout", "layout", ""),
-               ("median_ms", "median ms", ".3f"), ("min_ms", "min ms", ".3f"),
-               ("gflops", "GFLOP/s", ".2f"), ("vs_torch_sparse", "vs torch.sparse", ".2f"),
-               ("vs_pyg", "vs pyg", ".2f"), ("vs_torch_sparse_best", "best vs torch.sparse", ".2f"),
-               ("vs_pyg_best", "best vs pyg", ".2f")]
+    columns = [
+        ("d", "d", ""),
+        ("pass", "pass", ""),
+        ("method", "method", ""),
+        ("layout", "layout", ""),
+        ("median_ms", "median ms", ".3f"),
+        ("min_ms", "min ms", ".3f"),
+        ("gflops", "GFLOP/s", ".2f"),
+        ("vs_torch_sparse", "vs torch.sparse", ".2f"),
+        ("vs_pyg", "vs pyg", ".2f"),
+        ("vs_torch_sparse_best", "best vs torch.sparse", ".2f"),
+        ("vs_pyg_best", "best vs pyg", ".2f"),
+    ]
     if torch.device(device).type == "cuda":
         columns.append(("roofline_pct", "% roofline", ".1f"))
     for s in structures:
@@ -491,56 +582,100 @@ def print_tables(rows: List[Dict], structures: List[Structure], device, args) ->
         for r in rows:
             if r["case"] != s.name:
                 continue
-            shown.append(dict(r, median_ms=r["median_s"] * 1e3 if r.get("median_s") else None,
-                              min_ms=r["min_s"] * 1e3 if r.get("min_s") else None,
-                              roofline_pct=(100 * r["roofline_fraction"]
-                                            if r.get("roofline_fraction") else None)))
+            shown.append(
+                dict(
+                    r,
+                    median_ms=r["median_s"] * 1e3 if r.get("median_s") else None,
+                    min_ms=r["min_s"] * 1e3 if r.get("min_s") else None,
+                    roofline_pct=(
+                        100 * r["roofline_fraction"] if r.get("roofline_fraction") else None
+                    ),
+                )
+            )
         harness.print_table(
-            shown, columns,
+            shown,
+            columns,
             title=f"{s.name}: {s.info['source']} ({s.num_src:,} src, {s.num_dst:,} dst, "
-                  f"{s.num_edges:,} edges); {args.repeat} interleaved rounds; vs X = X's median "
-                  f"time / this one's, best vs X = the same for the fastest calls")
+            f"{s.num_edges:,} edges); {args.repeat} interleaved rounds; vs X = X's median "
+            f"time / this one's, best vs X = the same for the fastest calls",
+        )
         for r in rows:
             if r["case"] == s.name and r["skipped"]:
                 print(f"  skipped: d={r['d']} {r['pass']} {r['method']}: {r['skipped']}")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.aggregate",
-                                     description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--preset", choices=sorted(RMAT_PRESETS), default="small",
-                        help="R-MAT graph the blocks are sampled from (products: ~5 GB RAM)")
-    parser.add_argument("--whole-preset", choices=sorted(RMAT_PRESETS), default="small",
-                        help="R-MAT graph of the whole-graph case (products only with a GPU or "
-                             "lots of RAM: PyG needs 4*E*d*4 bytes)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.aggregate",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(RMAT_PRESETS),
+        default="small",
+        help="R-MAT graph the blocks are sampled from (products: ~5 GB RAM)",
+    )
+    parser.add_argument(
+        "--whole-preset",
+        choices=sorted(RMAT_PRESETS),
+        default="small",
+        help="R-MAT graph of the whole-graph case (products only with a GPU or "
+        "lots of RAM: PyG needs 4*E*d*4 bytes)",
+    )
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES))
-    parser.add_argument("--dims", type=int, nargs="+", default=[32, 64, 128, 256],
-                        help="feature sizes d")
+    parser.add_argument(
+        "--dims", type=int, nargs="+", default=[32, 64, 128, 256], help="feature sizes d"
+    )
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--fanouts", type=int, nargs="+", default=[15, 10, 5],
-                        help="neighbors per node, hop 1 (seeds) first")
+    parser.add_argument(
+        "--fanouts",
+        type=int,
+        nargs="+",
+        default=[15, 10, 5],
+        help="neighbors per node, hop 1 (seeds) first",
+    )
     parser.add_argument("--batch-size", type=int, default=1024, help="seeds of the sample")
-    parser.add_argument("--weight-grad", action="store_true",
-                        help="forward+backward also differentiates the edge weights")
+    parser.add_argument(
+        "--weight-grad",
+        action="store_true",
+        help="forward+backward also differentiates the edge weights",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per measurement")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed calls right before every timed call")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads before running (default: torch's choice)")
-    parser.add_argument("--peak-bandwidth-gbs", type=float, default=3350.0,
-                        help="GPU memory bandwidth for the roofline (3350: H100 SXM HBM3)")
-    parser.add_argument("--memory-budget-gb", type=float, default=None,
-                        help="skip (method, d, pass) estimated above this (default: half the "
-                             "available RAM, or 80%% of the free GPU memory)")
-    parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
-                        help="folder holding snap_soc-Slashdot0902/")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="untimed calls right before every timed call"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads before running (default: torch's choice)",
+    )
+    parser.add_argument(
+        "--peak-bandwidth-gbs",
+        type=float,
+        default=3350.0,
+        help="GPU memory bandwidth for the roofline (3350: H100 SXM HBM3)",
+    )
+    parser.add_argument(
+        "--memory-budget-gb",
+        type=float,
+        default=None,
+        help="skip (method, d, pass) estimated above this (default: half the "
+        "available RAM, or 80%% of the free GPU memory)",
+    )
+    parser.add_argument(
+        "--data-dir", default=str(DEFAULT_DATA_DIR), help="folder holding snap_soc-Slashdot0902/"
+    )
     parser.add_argument("--seed", type=int, default=0, help="graph, seeds, sample and data seed")
-    parser.add_argument("--out", default=None,
-                        help="JSON path (default: benchmarks/results/"
-                             "aggregate-<device>-<preset>[-<threads>t].json)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON path (default: benchmarks/results/"
+        "aggregate-<device>-<preset>[-<threads>t].json)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
@@ -552,8 +687,10 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
     # torch.sparse CSR's "beta" and invariant-check notices, once per process; not our news.
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)
     import torch_geometric
-    device, note, env = harness.start_run("aggregate", args,
-                                          {"torch_geometric": torch_geometric.__version__})
+
+    device, note, env = harness.start_run(
+        "aggregate", args, {"torch_geometric": torch_geometric.__version__}
+    )
     support = csr_backward_support(device)
     budget = args.memory_budget_gb or default_memory_budget(device)
 
@@ -564,11 +701,17 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
     print_tables(rows, structures, device, args)
 
     payload = {
-        "benchmark": "aggregate", "environment": env, "note": note, "args": vars(args),
-        "torch_sparse_csr_backward_support": support, "memory_budget_gb": budget,
+        "benchmark": "aggregate",
+        "environment": env,
+        "note": note,
+        "args": vars(args),
+        "torch_sparse_csr_backward_support": support,
+        "memory_budget_gb": budget,
         "peak_bandwidth_gbs": args.peak_bandwidth_gbs if device.type == "cuda" else None,
-        "flop_model": FLOP_MODEL, "byte_model": BYTE_MODEL,
-        "cases": [dict(s.info, case=s.name) for s in structures], "skipped_cases": skipped,
+        "flop_model": FLOP_MODEL,
+        "byte_model": BYTE_MODEL,
+        "cases": [dict(s.info, case=s.name) for s in structures],
+        "skipped_cases": skipped,
         "rows": rows,
     }
     harness.save_results("aggregate", payload, device, args)

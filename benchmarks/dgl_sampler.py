@@ -78,8 +78,11 @@ def load_graph(name: str, args) -> Optional[Dict]:
         preset = dict(SKEWED_RMAT if name == "skewed" else RMAT_PRESETS[name.split("-", 1)[1]])
         edge_index, num_nodes = rmat_edge_index(**preset, seed=args.seed), preset["num_nodes"]
         source = f"R-MAT {preset}"
-    print(f"{name}: {num_nodes:,} nodes, {edge_index.shape[1]:,} edges "
-          f"({time.perf_counter() - started:.1f} s to load)", flush=True)
+    print(
+        f"{name}: {num_nodes:,} nodes, {edge_index.shape[1]:,} edges "
+        f"({time.perf_counter() - started:.1f} s to load)",
+        flush=True,
+    )
     return {"edge_index": edge_index, "num_nodes": num_nodes, "source": source}
 
 
@@ -89,19 +92,28 @@ def seed_batches(num_nodes: int, args) -> List[torch.Tensor]:
     return list(torch.randperm(num_nodes, generator=generator)[:count].split(args.batch_size))
 
 
-def measure(samplers: Dict[str, Callable], batches: List[torch.Tensor], args,
-            device) -> Dict[str, Dict]:
+def measure(
+    samplers: Dict[str, Callable], batches: List[torch.Tensor], args, device
+) -> Dict[str, Dict]:
     """Edges/s of every sampler (interleaved rounds over all batches) and its edges/batch."""
     edges = {}
     for name, sample in samplers.items():  # the untimed first pass builds the CSC caches
         edges[name] = sum(sample(b) for b in batches) / len(batches)
-    calls = {name: (lambda sample=sample: [sample(b) for b in batches])
-             for name, sample in samplers.items()}
+    calls = {
+        name: (lambda sample=sample: [sample(b) for b in batches])
+        for name, sample in samplers.items()
+    }
     timings = harness.time_interleaved(calls, repeat=args.repeat, warmup=0, device=device)
-    return {name: {"median_s": t.median, "times_s": t.times,
-                   "batches_per_s": len(batches) / t.median, "edges_per_batch": edges[name],
-                   "edges_per_s": edges[name] * len(batches) / t.median}
-            for name, t in timings.items()}
+    return {
+        name: {
+            "median_s": t.median,
+            "times_s": t.times,
+            "batches_per_s": len(batches) / t.median,
+            "edges_per_batch": edges[name],
+            "edges_per_s": edges[name] * len(batches) / t.median,
+        }
+        for name, t in timings.items()
+    }
 
 
 def dgl_samplers(graph: Dict, args) -> Dict[str, Callable]:
@@ -121,10 +133,12 @@ def dgl_samplers(graph: Dict, args) -> Dict[str, Callable]:
     def subgraph_edges(sampler):
         return lambda seeds: sampler.sample(seeds).row.numel()
 
-    return {"dgl": blocks_edges(dgl.dataloading.NeighborSampler(args.fanouts)),
-            "fastgl-dgl": blocks_edges(DropInSampler(args.fanouts)),
-            "fastgl": subgraph_edges(NeighborSampler(csc, hop_fanouts)),
-            "torch": subgraph_edges(TorchNeighborSampler(csc, hop_fanouts))}
+    return {
+        "dgl": blocks_edges(dgl.dataloading.NeighborSampler(args.fanouts)),
+        "fastgl-dgl": blocks_edges(DropInSampler(args.fanouts)),
+        "fastgl": subgraph_edges(NeighborSampler(csc, hop_fanouts)),
+        "torch": subgraph_edges(TorchNeighborSampler(csc, hop_fanouts)),
+    }
 
 
 def pyg_samplers(graph: Dict, args, device) -> Dict[str, Callable]:
@@ -169,41 +183,74 @@ def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]
             set_threads(threads, with_dgl)
             results = measure(samplers, batches, args, device)
             base_rate = results[baseline]["edges_per_s"]
-            rows += [dict(graph=name, sampler=sampler, threads=threads, batches=len(batches),
-                          **r, vs_baseline=r["edges_per_s"] / base_rate, baseline=baseline)
-                     for sampler, r in results.items()]
+            rows += [
+                dict(
+                    graph=name,
+                    sampler=sampler,
+                    threads=threads,
+                    batches=len(batches),
+                    **r,
+                    vs_baseline=r["edges_per_s"] / base_rate,
+                    baseline=baseline,
+                )
+                for sampler, r in results.items()
+            ]
     finally:
         set_threads(threads_before, with_dgl)
     by_key = {(r["sampler"], r["threads"]): r for r in rows}
     for row in rows:
         one_thread = by_key.get((row["sampler"], 1))
-        row["speedup_vs_1_thread"] = (row["edges_per_s"] / one_thread["edges_per_s"]
-                                      if one_thread else None)
+        row["speedup_vs_1_thread"] = (
+            row["edges_per_s"] / one_thread["edges_per_s"] if one_thread else None
+        )
         torch_row = by_key.get(("torch", row["threads"]))
-        row["vs_torch"] = (row["edges_per_s"] / torch_row["edges_per_s"]
-                           if torch_row and row["sampler"] == "fastgl" else None)
+        row["vs_torch"] = (
+            row["edges_per_s"] / torch_row["edges_per_s"]
+            if torch_row and row["sampler"] == "fastgl"
+            else None
+        )
     return rows
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.dgl_sampler",
-                                     description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.dgl_sampler",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
-    parser.add_argument("--fanouts", type=int, nargs="+", default=[5, 10, 15],
-                        help="neighbors per node per layer, input layer first (DGL's order)")
+    parser.add_argument(
+        "--fanouts",
+        type=int,
+        nargs="+",
+        default=[5, 10, 15],
+        help="neighbors per node per layer, input layer first (DGL's order)",
+    )
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--batches", type=int, default=20, help="batches timed per round")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
-                        help="device of the PyG drop-in rows (used when DGL is absent)")
-    parser.add_argument("--thread-counts", type=int, nargs="+", default=[1, 2],
-                        help="thread counts to measure at, each for torch and DGL alike")
-    parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
-                        help="folder holding snap_soc-Slashdot0902/")
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="device of the PyG drop-in rows (used when DGL is absent)",
+    )
+    parser.add_argument(
+        "--thread-counts",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="thread counts to measure at, each for torch and DGL alike",
+    )
+    parser.add_argument(
+        "--data-dir", default=str(DEFAULT_DATA_DIR), help="folder holding snap_soc-Slashdot0902/"
+    )
     parser.add_argument("--seed", type=int, default=0, help="graph and seed-batch seed")
-    parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/"
-                                                    "dgl_sampler-<device>.json)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON path (default: benchmarks/results/dgl_sampler-<device>.json)",
+    )
     return parser.parse_args(argv)
 
 
@@ -218,12 +265,18 @@ def _dgl_version() -> Optional[str]:
 def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
     dgl_version = _dgl_version()
-    device, note, env = harness.start_run("dgl_sampler", args,
-                                          {"dgl": dgl_version or "not installed"})
+    device, note, env = harness.start_run(
+        "dgl_sampler", args, {"dgl": dgl_version or "not installed"}
+    )
     skipped = []
     if dgl_version is None:
-        skipped.append({"rows": "dgl", "reason": "DGL is not installed here (its wheels stop at "
-                                                 "torch 2.2-2.4): measuring the PyG drop-in"})
+        skipped.append(
+            {
+                "rows": "dgl",
+                "reason": "DGL is not installed here (its wheels stop at "
+                "torch 2.2-2.4): measuring the PyG drop-in",
+            }
+        )
         print(f"note: {skipped[-1]['reason']}")
     rows, graphs = [], {}
     for name in args.graphs:
@@ -232,23 +285,45 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
             skipped.append({"graph": name, "reason": f"{SLASHDOT_FILE} not in {args.data_dir}"})
             print(f"skipping {name}: {skipped[-1]['reason']}")
             continue
-        graphs[name] = {"source": graph["source"], "num_nodes": graph["num_nodes"],
-                        "num_edges": graph["edge_index"].shape[1]}
+        graphs[name] = {
+            "source": graph["source"],
+            "num_nodes": graph["num_nodes"],
+            "num_edges": graph["edge_index"].shape[1],
+        }
         rows += rows_for(name, graph, args, device, dgl_version is not None)
         del graph
 
     harness.print_table(
-        [dict(r, median_ms=r["median_s"] * 1e3 / r["batches"],
-              medges_per_s=r["edges_per_s"] / 1e6) for r in rows],
-        [("graph", "graph", ""), ("sampler", "sampler", ""), ("threads", "threads", "d"),
-         ("median_ms", "ms/batch", ".1f"), ("edges_per_batch", "edges/batch", ",.0f"),
-         ("medges_per_s", "M edges/s", ".2f"), ("vs_baseline", "vs baseline", ".2f"),
-         ("vs_torch", "vs torch", ".2f"), ("speedup_vs_1_thread", "1->N threads", ".2f")],
+        [
+            dict(
+                r, median_ms=r["median_s"] * 1e3 / r["batches"], medges_per_s=r["edges_per_s"] / 1e6
+            )
+            for r in rows
+        ],
+        [
+            ("graph", "graph", ""),
+            ("sampler", "sampler", ""),
+            ("threads", "threads", "d"),
+            ("median_ms", "ms/batch", ".1f"),
+            ("edges_per_batch", "edges/batch", ",.0f"),
+            ("medges_per_s", "M edges/s", ".2f"),
+            ("vs_baseline", "vs baseline", ".2f"),
+            ("vs_torch", "vs torch", ".2f"),
+            ("speedup_vs_1_thread", "1->N threads", ".2f"),
+        ],
         title=f"Neighbor sampling, fanouts {args.fanouts} (input layer first), batch "
-              f"{args.batch_size} (median of {args.repeat} interleaved rounds; baseline "
-              f"{rows[0]['baseline'] if rows else '-'} at the same thread count)")
-    payload = {"benchmark": "dgl_sampler", "environment": env, "note": note, "args": vars(args),
-               "graphs": graphs, "skipped": skipped, "rows": rows}
+        f"{args.batch_size} (median of {args.repeat} interleaved rounds; baseline "
+        f"{rows[0]['baseline'] if rows else '-'} at the same thread count)",
+    )
+    payload = {
+        "benchmark": "dgl_sampler",
+        "environment": env,
+        "note": note,
+        "args": vars(args),
+        "graphs": graphs,
+        "skipped": skipped,
+        "rows": rows,
+    }
     harness.save_results("dgl_sampler", payload, device, args)
     return payload
 

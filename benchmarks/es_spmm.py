@@ -2,8 +2,8 @@
 
 Question (ES-SpMM, Lin et al., Tables IV, V): with at most ``width`` in-edges kept per node (Bucket:
 the first ones; FastRand: spread by ``(j * 577) mod degree``), how fast is
-``fastgl.nn.functional.es_spmm`` against exact aggregation, and how accurate is a trained GNN when its
-inference aggregates that way?
+``fastgl.nn.functional.es_spmm`` against exact aggregation, and how accurate is a trained GNN when
+its inference aggregates that way?
 
 Usage::
 
@@ -13,9 +13,9 @@ Usage::
     python -m benchmarks.es_spmm --parts accuracy --datasets cora
 
 Part ``speed``: on whole graphs (SNAP wiki-Vote and soc-Slashdot0902 from ``--data-dir``,
-skipped with the reason when absent, and the R-MAT graph of ``--rmat``), ``x [N, d]`` standard normal and fp32 edge
-weights, every method computes ``out[i] = sum_e w_e x[src(e)]`` over i's in-edges, without
-gradients:
+skipped with the reason when absent, and the R-MAT graph of ``--rmat``), ``x [N, d]`` standard
+normal and fp32 edge weights, every method computes ``out[i] = sum_e w_e x[src(e)]`` over i's
+in-edges, without gradients:
 
 * ``torch.sparse``: ``torch.sparse.mm`` on the CSR matrix (cuSPARSE on a GPU: the paper's
   baseline), the baseline of the ratios;
@@ -68,8 +68,7 @@ def kept_edges(graph: CSCGraph, width: int) -> int:
     return int(graph.in_degrees().clamp(max=width).sum())
 
 
-SNAP_GRAPHS = {"wiki-vote": Path("snap_wiki-Vote") / "wiki-Vote.txt",
-               "slashdot": SLASHDOT_FILE}
+SNAP_GRAPHS = {"wiki-vote": Path("snap_wiki-Vote") / "wiki-Vote.txt", "slashdot": SLASHDOT_FILE}
 
 
 def speed_graphs(args, device) -> Dict[str, CSCGraph]:
@@ -87,8 +86,9 @@ def speed_graphs(args, device) -> Dict[str, CSCGraph]:
 
 
 def _csr_of(graph: CSCGraph, weight: Tensor) -> Tensor:
-    return torch.sparse_csr_tensor(graph.indptr, graph.indices.to(torch.int64), weight,
-                                   size=(graph.num_nodes, graph.num_nodes))
+    return torch.sparse_csr_tensor(
+        graph.indptr, graph.indices.to(torch.int64), weight, size=(graph.num_nodes, graph.num_nodes)
+    )
 
 
 def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
@@ -105,41 +105,53 @@ def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
         for strategy in STRATEGIES:
             torch.testing.assert_close(es_spmm(graph, x, max_degree, strategy, weight), exact)
         calls: Dict[str, Callable[[], Tensor]] = {
-            "torch.sparse": lambda: torch.sparse.mm(csr, x),
-            "fastgl": lambda: aggregate(graph, x, weight),
+            "torch.sparse": lambda csr=csr, x=x: torch.sparse.mm(csr, x),
+            "fastgl": lambda x=x: aggregate(graph, x, weight),
         }
-        methods = [dict(method="torch.sparse", strategy=None, width=None),
-                   dict(method="fastgl", strategy=None, width=None)]
+        methods = [
+            dict(method="torch.sparse", strategy=None, width=None),
+            dict(method="fastgl", strategy=None, width=None),
+        ]
         for width in args.widths:
             for strategy in STRATEGIES:
                 key = f"es_spmm {strategy} {width}"
-                calls[key] = (lambda w=width, s=strategy: es_spmm(graph, x, w, s, weight))
+                calls[key] = lambda w=width, s=strategy, x=x: es_spmm(graph, x, w, s, weight)
                 methods.append(dict(method="es_spmm", strategy=strategy, width=width))
         with torch.no_grad():
             times = harness.time_interleaved(calls, args.repeat, device=device)
         base = {"torch.sparse": times["torch.sparse"].median, "fastgl": times["fastgl"].median}
         for method, key in zip(methods, calls):
-            read = graph.num_edges if method["width"] is None else kept_edges(graph,
-                                                                              method["width"])
+            read = (
+                graph.num_edges if method["width"] is None else kept_edges(graph, method["width"])
+            )
             median = times[key].median
-            rows.append(dict(method, graph=name, d=d, num_nodes=graph.num_nodes,
-                             num_edges=graph.num_edges, max_in_degree=max_degree,
-                             sampling_rate=read / max(graph.num_edges, 1),
-                             median_s=median, min_s=times[key].min,
-                             vs_torch_sparse=base["torch.sparse"] / median,
-                             vs_fastgl=base["fastgl"] / median))
+            rows.append(
+                dict(
+                    method,
+                    graph=name,
+                    d=d,
+                    num_nodes=graph.num_nodes,
+                    num_edges=graph.num_edges,
+                    max_in_degree=max_degree,
+                    sampling_rate=read / max(graph.num_edges, 1),
+                    median_s=median,
+                    min_s=times[key].min,
+                    vs_torch_sparse=base["torch.sparse"] / median,
+                    vs_fastgl=base["fastgl"] / median,
+                )
+            )
     return rows
 
 
 MODELS = {
     "gcn": lambda c_in, c_out: GCN(c_in, 16, num_layers=2, out_channels=c_out, dropout=0.5),
-    "sage": lambda c_in, c_out: GraphSAGE(c_in, 64, num_layers=2, out_channels=c_out,
-                                          dropout=0.5),
+    "sage": lambda c_in, c_out: GraphSAGE(c_in, 64, num_layers=2, out_channels=c_out, dropout=0.5),
 }
 
 
-def train_full_batch(model: torch.nn.Module, x: Tensor, graph: CSCGraph, y: Tensor,
-                     train_idx: Tensor, epochs: int) -> None:
+def train_full_batch(
+    model: torch.nn.Module, x: Tensor, graph: CSCGraph, y: Tensor, train_idx: Tensor, epochs: int
+) -> None:
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
     model.train()
     for _ in range(epochs):
@@ -149,8 +161,7 @@ def train_full_batch(model: torch.nn.Module, x: Tensor, graph: CSCGraph, y: Tens
 
 
 @torch.no_grad()
-def accuracy_on_test_nodes(model, x, graph, y, test_idx,
-                           approx: Optional[ESSpMM] = None) -> float:
+def accuracy_on_test_nodes(model, x, graph, y, test_idx, approx: Optional[ESSpMM] = None) -> float:
     model.eval()
     predictions = model(x, graph, approx=approx)[test_idx].argmax(dim=1)
     return float((predictions == y[test_idx]).float().mean())
@@ -172,62 +183,129 @@ def accuracy_rows(args, device) -> List[Dict]:
             train_full_batch(model, x, graph, y, data.train_idx.to(device), args.epochs)
             test_idx = data.test_idx.to(device)
             exact = accuracy_on_test_nodes(model, x, graph, y, test_idx)
-            rows.append(dict(dataset=name, model=model_name, strategy="exact", width=None,
-                             sampling_rate=1.0, test_acc=exact, acc_change=0.0))
+            rows.append(
+                dict(
+                    dataset=name,
+                    model=model_name,
+                    strategy="exact",
+                    width=None,
+                    sampling_rate=1.0,
+                    test_acc=exact,
+                    acc_change=0.0,
+                )
+            )
             for width in args.accuracy_widths:
                 rate = kept_edges(graph, width) / graph.num_edges
                 for strategy in STRATEGIES:
-                    acc = accuracy_on_test_nodes(model, x, graph, y, test_idx,
-                                                 ESSpMM(width, strategy))
-                    rows.append(dict(dataset=name, model=model_name, strategy=strategy,
-                                     width=width, sampling_rate=rate, test_acc=acc,
-                                     acc_change=acc - exact))
+                    acc = accuracy_on_test_nodes(
+                        model, x, graph, y, test_idx, ESSpMM(width, strategy)
+                    )
+                    rows.append(
+                        dict(
+                            dataset=name,
+                            model=model_name,
+                            strategy=strategy,
+                            width=width,
+                            sampling_rate=rate,
+                            test_acc=acc,
+                            acc_change=acc - exact,
+                        )
+                    )
     return rows
 
 
 def print_speed(rows: List[Dict], args) -> None:
-    columns = [("graph", "graph", ""), ("d", "d", ""), ("method", "method", ""),
-               ("strategy", "strategy", ""), ("width", "width", ""),
-               ("sampling_rate", "sampling rate", ".3f"), ("median_ms", "median ms", ".3f"),
-               ("vs_torch_sparse", "vs torch.sparse", ".2f"), ("vs_fastgl", "vs fastgl", ".2f")]
+    columns = [
+        ("graph", "graph", ""),
+        ("d", "d", ""),
+        ("method", "method", ""),
+        ("strategy", "strategy", ""),
+        ("width", "width", ""),
+        ("sampling_rate", "sampling rate", ".3f"),
+        ("median_ms", "median ms", ".3f"),
+        ("vs_torch_sparse", "vs torch.sparse", ".2f"),
+        ("vs_fastgl", "vs fastgl", ".2f"),
+    ]
     shown = [dict(r, median_ms=r["median_s"] * 1e3) for r in rows]
-    harness.print_table(shown, columns, title=f"speed (no grad), {args.repeat} interleaved "
-                                              f"rounds; vs X = X's median time / this one's")
+    harness.print_table(
+        shown,
+        columns,
+        title=f"speed (no grad), {args.repeat} interleaved "
+        f"rounds; vs X = X's median time / this one's",
+    )
 
 
 def print_accuracy(rows: List[Dict]) -> None:
-    columns = [("dataset", "dataset", ""), ("model", "model", ""), ("strategy", "strategy", ""),
-               ("width", "width", ""), ("sampling_rate", "sampling rate", ".3f"),
-               ("test_acc", "test acc", ".4f"), ("acc_change", "change", "+.4f")]
-    harness.print_table(rows, columns, title="test accuracy with ES-SpMM inference (models "
-                                             "trained with exact aggregation)")
+    columns = [
+        ("dataset", "dataset", ""),
+        ("model", "model", ""),
+        ("strategy", "strategy", ""),
+        ("width", "width", ""),
+        ("sampling_rate", "sampling rate", ".3f"),
+        ("test_acc", "test acc", ".4f"),
+        ("acc_change", "change", "+.4f"),
+    ]
+    harness.print_table(
+        rows,
+        columns,
+        title="test accuracy with ES-SpMM inference (models trained with exact aggregation)",
+    )
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.es_spmm",
-                                     description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.es_spmm",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--dims", type=int, nargs="+", default=[64], help="feature sizes d")
-    parser.add_argument("--rmat", choices=sorted(RMAT_PRESETS), default="small",
-                        help="R-MAT graph of the speed part")
-    parser.add_argument("--widths", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512],
-                        help="ES-SpMM widths of the speed part")
-    parser.add_argument("--accuracy-widths", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32],
-                        help="ES-SpMM widths of the accuracy part")
-    parser.add_argument("--datasets", nargs="+", default=["cora", "citeseer"],
-                        help="Planetoid datasets of the accuracy part (the shared PubMed copy "
-                             "lacks most features)")
+    parser.add_argument(
+        "--rmat",
+        choices=sorted(RMAT_PRESETS),
+        default="small",
+        help="R-MAT graph of the speed part",
+    )
+    parser.add_argument(
+        "--widths",
+        type=int,
+        nargs="+",
+        default=[16, 32, 64, 128, 256, 512],
+        help="ES-SpMM widths of the speed part",
+    )
+    parser.add_argument(
+        "--accuracy-widths",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4, 8, 16, 32],
+        help="ES-SpMM widths of the accuracy part",
+    )
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["cora", "citeseer"],
+        help="Planetoid datasets of the accuracy part (the shared PubMed copy lacks most features)",
+    )
     parser.add_argument("--epochs", type=int, default=200, help="full-batch training epochs")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads before running (default: torch's choice)")
-    parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
-                        help="folder holding planetoid/raw and the snap_* graphs")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads before running (default: torch's choice)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=str(DEFAULT_DATA_DIR),
+        help="folder holding planetoid/raw and the snap_* graphs",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/"
-                                                    "es_spmm-<device>[-<threads>t].json)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON path (default: benchmarks/results/es_spmm-<device>[-<threads>t].json)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1 or min(args.widths + args.accuracy_widths) < 1:
         parser.error("--repeat and every width must be >= 1")
@@ -238,12 +316,19 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
     args = parse_args(argv)
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)
     device, note, env = harness.start_run("es_spmm", args)
-    payload: Dict = {"benchmark": "es_spmm", "environment": env, "note": note,
-                     "args": vars(args), "speed": [], "accuracy": []}
+    payload: Dict = {
+        "benchmark": "es_spmm",
+        "environment": env,
+        "note": note,
+        "args": vars(args),
+        "speed": [],
+        "accuracy": [],
+    }
     if "speed" in args.parts:
         for name, graph in speed_graphs(args, device).items():
-            print(f"timing {name}: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges",
-                  flush=True)
+            print(
+                f"timing {name}: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges", flush=True
+            )
             payload["speed"].extend(speed_rows(name, graph, args, device))
         print_speed(payload["speed"], args)
     if "accuracy" in args.parts:

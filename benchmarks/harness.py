@@ -69,8 +69,14 @@ def device_tag(device: Device) -> str:
 def git_commit() -> str:
     """``git rev-parse HEAD`` of the repository, ``"unknown"`` outside a checkout."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                             text=True, timeout=10, check=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -80,9 +86,22 @@ def git_dirty() -> Optional[bool]:
     """Whether tracked files other than the results differ from HEAD (``None`` when git is
     unavailable); a run of several benchmarks rewrites results files as it goes."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                              ":(exclude)benchmarks/results"],
-                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":(exclude)benchmarks/results",
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         return bool(out.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         return None
@@ -118,8 +137,9 @@ def environment(device: Device) -> Dict[str, Any]:
     return env
 
 
-def start_run(name: str, args: Any,
-              extra: Optional[Dict[str, str]] = None) -> Tuple[torch.device, Optional[str], Dict]:
+def start_run(
+    name: str, args: Any, extra: Optional[Dict[str, str]] = None
+) -> Tuple[torch.device, Optional[str], Dict]:
     """A benchmark's common start: ``--threads``, the device (with a note when it fell back),
     the environment record (plus ``extra`` entries) and a one-line header; returns
     ``(device, note, environment)``."""
@@ -131,8 +151,11 @@ def start_run(name: str, args: Any,
     env = dict(environment(device), **(extra or {}))
     versions = "".join(f", {key} {value}" for key, value in (extra or {}).items())
     preset = f", preset {args.preset}" if getattr(args, "preset", None) else ""
-    print(f"{name} benchmark{preset}: {env['device_name']} ({device}), {env['torch_threads']} "
-          f"threads, torch {env['torch']}{versions}, commit {env['git_commit'][:10]}", flush=True)
+    print(
+        f"{name} benchmark{preset}: {env['device_name']} ({device}), {env['torch_threads']} "
+        f"threads, torch {env['torch']}{versions}, commit {env['git_commit'][:10]}",
+        flush=True,
+    )
     return device, note, env
 
 
@@ -165,8 +188,9 @@ def synchronize(device: Device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_it(fn: Callable[[], Any], warmup: int = 1, repeat: int = 5,
-            device: Device = "cpu") -> Timing:
+def time_it(
+    fn: Callable[[], Any], warmup: int = 1, repeat: int = 5, device: Device = "cpu"
+) -> Timing:
     """Runs ``fn`` ``warmup`` times untimed, then ``repeat`` times timed.
 
     On CUDA the device is synchronized before and after every timed call, so a time covers
@@ -186,8 +210,9 @@ def time_it(fn: Callable[[], Any], warmup: int = 1, repeat: int = 5,
     return timing
 
 
-def time_interleaved(calls: Dict[Any, Callable[[], Any]], repeat: int, warmup: int = 1,
-                     device: Device = "cpu") -> Dict[Any, Timing]:
+def time_interleaved(
+    calls: Dict[Any, Callable[[], Any]], repeat: int, warmup: int = 1, device: Device = "cpu"
+) -> Dict[Any, Timing]:
     """``repeat`` rounds; per round each call gets ``warmup`` untimed runs and one timed run, so
     a burst of load from other processes is spread over all of them instead of landing on one."""
     timings = {key: Timing() for key in calls}
@@ -231,6 +256,7 @@ Column = Tuple[str, str, str]  # (row key, header, format spec)
 
 def format_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column]) -> str:
     """A plain-text table; numbers right-aligned, ``None`` shown as ``-``."""
+
     def cell(row, key, spec):
         value = row.get(key)
         if value is None:
@@ -243,15 +269,17 @@ def format_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column]) -> s
     numeric = [all(_looks_numeric(r[i]) for r in body) for i in range(len(headers))]
 
     def line(cells):
-        return "  ".join(c.rjust(w) if num else c.ljust(w)
-                         for c, w, num in zip(cells, widths, numeric)).rstrip()
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric)
+        ).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(headers), rule] + [line(r) for r in body])
 
 
-def print_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column],
-                title: Optional[str] = None) -> None:
+def print_table(
+    rows: Sequence[Dict[str, Any]], columns: Sequence[Column], title: Optional[str] = None
+) -> None:
     if title:
         print(f"\n{title}")
     print(format_table(rows, columns))

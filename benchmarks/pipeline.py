@@ -80,48 +80,88 @@ from fastgl import CSCGraph
 from fastgl.cli import parse_cache_budget
 from fastgl.data.rmat import RMAT_PRESETS
 from fastgl.data.rmat_features import rmat_node_classification
-from fastgl.loader import (PHASES, BatchRecord, DataLoader, FeatureStore, PipelineStats,
-                           greedy_order, match_degree)
+from fastgl.loader import (
+    PHASES,
+    BatchRecord,
+    DataLoader,
+    FeatureStore,
+    PipelineStats,
+    greedy_order,
+    match_degree,
+)
 from fastgl.loader.reuse import MAX_WINDOW
 from fastgl.sampling import NeighborSampler
 from fastgl.train import build_model, train_step
 
 # (key, label, match, reorder window or None for --reorder); "d" is the plain PyTorch pipeline.
-FASTGL_CONFIGS = (("a", "(a) plain gather", False, 1), ("b", "(b) Match", True, 1),
-                  ("c", "(c) Match + Reorder", True, None))
+FASTGL_CONFIGS = (
+    ("a", "(a) plain gather", False, 1),
+    ("b", "(b) Match", True, 1),
+    ("c", "(c) Match + Reorder", True, None),
+)
 BASELINE = ("d", "(d) plain PyTorch")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.pipeline",
-                                     description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--preset", choices=sorted(RMAT_PRESETS), default="products",
-                        help="R-MAT graph size (tiny, small for quick runs)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.pipeline",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(RMAT_PRESETS),
+        default="products",
+        help="R-MAT graph size (tiny, small for quick runs)",
+    )
     parser.add_argument("--num-features", type=int, default=100)
-    parser.add_argument("--fanouts", type=int, nargs="+", default=[15, 10, 5],
-                        help="neighbors per node, hop 1 (seeds) first")
+    parser.add_argument(
+        "--fanouts",
+        type=int,
+        nargs="+",
+        default=[15, 10, 5],
+        help="neighbors per node, hop 1 (seeds) first",
+    )
     parser.add_argument("--batch-size", type=int, default=8000)
     parser.add_argument("--hidden", type=int, default=64, help="GraphSAGE hidden width")
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--lr", type=float, default=0.01, help="Adam learning rate")
     parser.add_argument("--reorder", type=int, default=8, help="Reorder window of config (c)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--cache", type=parse_cache_budget, default=None,
-                        help="device feature cache of the fastgl configs: none, all, a fraction "
-                             "of the rows or a byte budget (see fastgl.loader.FeatureStore)")
+    parser.add_argument(
+        "--cache",
+        type=parse_cache_budget,
+        default=None,
+        help="device feature cache of the fastgl configs: none, all, a fraction "
+        "of the rows or a byte budget (see fastgl.loader.FeatureStore)",
+    )
     parser.add_argument("--transfer", choices=["copy", "uva"], default="copy")
-    parser.add_argument("--max-batches", type=int, default=None,
-                        help="only the first N batches of the epoch (keeps a CPU run short)")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed batches through each pipeline before the timed epochs")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads before running (default: torch's choice)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="graph, features, seed order, sampling and model seed")
-    parser.add_argument("--out", default=None,
-                        help="JSON path (default: benchmarks/results/"
-                             "pipeline-<device>-<preset>[-<threads>t].json)")
+    parser.add_argument(
+        "--max-batches",
+        type=int,
+        default=None,
+        help="only the first N batches of the epoch (keeps a CPU run short)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="untimed batches through each pipeline before the timed epochs",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads before running (default: torch's choice)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="graph, features, seed order, sampling and model seed"
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON path (default: benchmarks/results/pipeline-<device>-<preset>[-<threads>t].json)",
+    )
     args = parser.parse_args(argv)
     if args.max_batches is not None and args.max_batches < 1:
         parser.error(f"--max-batches must be >= 1, got {args.max_batches}")
@@ -137,28 +177,40 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def build_data(args) -> Dict[str, Any]:
     """The dataset's features, labels and seed order and the CSC graph (the edge list dropped)."""
     started = time.perf_counter()
-    dataset = rmat_node_classification(args.preset, num_features=args.num_features,
-                                       seed=args.seed)
+    dataset = rmat_node_classification(args.preset, num_features=args.num_features, seed=args.seed)
     generate_s = time.perf_counter() - started
     started = time.perf_counter()
     graph = CSCGraph.from_edge_index(dataset.edge_index, num_nodes=dataset.num_nodes)
     csc_s = time.perf_counter() - started
     # Every configuration sees the same seeds in the same order.
-    order = torch.randperm(dataset.train_idx.numel(),
-                           generator=torch.Generator().manual_seed(args.seed))
+    order = torch.randperm(
+        dataset.train_idx.numel(), generator=torch.Generator().manual_seed(args.seed)
+    )
     seeds = dataset.train_idx[order]
     total_batches = -(-seeds.numel() // args.batch_size)
     if args.max_batches is not None:
         seeds = seeds[: args.max_batches * args.batch_size]
-    data = {"graph": graph, "x": dataset.x, "y": dataset.y, "seeds": seeds,
-            "num_classes": dataset.num_classes}
+    data = {
+        "graph": graph,
+        "x": dataset.x,
+        "y": dataset.y,
+        "seeds": seeds,
+        "num_classes": dataset.num_classes,
+    }
     data["info"] = {
-        "name": dataset.name, "num_nodes": dataset.num_nodes, "num_edges": dataset.num_edges,
-        "num_features": dataset.num_features, "num_classes": dataset.num_classes,
+        "name": dataset.name,
+        "num_nodes": dataset.num_nodes,
+        "num_edges": dataset.num_edges,
+        "num_features": dataset.num_features,
+        "num_classes": dataset.num_classes,
         "feature_bytes": dataset.x.numel() * dataset.x.element_size(),
-        "train_nodes": dataset.train_idx.numel(), "batches_per_epoch": total_batches,
-        "batches_run": -(-seeds.numel() // args.batch_size), "seeds_run": seeds.numel(),
-        "generate_s": generate_s, "csc_s": csc_s}
+        "train_nodes": dataset.train_idx.numel(),
+        "batches_per_epoch": total_batches,
+        "batches_run": -(-seeds.numel() // args.batch_size),
+        "seeds_run": seeds.numel(),
+        "generate_s": generate_s,
+        "csc_s": csc_s,
+    }
     del dataset  # the 2 GB edge list: the CSC graph holds what sampling needs
     gc.collect()
     return data
@@ -171,8 +223,14 @@ def sampling_generator(args) -> torch.Generator:
 
 def fresh_model(args, data, device):
     torch.manual_seed(args.seed)  # same initialization (and dropout masks) for every config
-    model = build_model("sage", data["x"].shape[1], args.hidden, data["num_classes"],
-                        len(args.fanouts), args.dropout).to(device)
+    model = build_model(
+        "sage",
+        data["x"].shape[1],
+        args.hidden,
+        data["num_classes"],
+        len(args.fanouts),
+        args.dropout,
+    ).to(device)
     return model, torch.optim.Adam(model.parameters(), lr=args.lr)
 
 
@@ -180,12 +238,29 @@ def fresh_model(args, data, device):
 # The pipelines
 
 
-def run_fastgl(args, data, store: FeatureStore, sampler: NeighborSampler, device, match: bool,
-               window: int, max_batches: Optional[int] = None) -> Dict[str, Any]:
+def run_fastgl(
+    args,
+    data,
+    store: FeatureStore,
+    sampler: NeighborSampler,
+    device,
+    match: bool,
+    window: int,
+    max_batches: Optional[int] = None,
+) -> Dict[str, Any]:
     """One epoch through fastgl's DataLoader; ``max_batches`` stops early (warm-up)."""
-    loader = DataLoader(data["graph"], store, None, data["seeds"], sampler,
-                        batch_size=args.batch_size, shuffle=False, reorder=window, match=match,
-                        generator=sampling_generator(args))
+    loader = DataLoader(
+        data["graph"],
+        store,
+        None,
+        data["seeds"],
+        sampler,
+        batch_size=args.batch_size,
+        shuffle=False,
+        reorder=window,
+        match=match,
+        generator=sampling_generator(args),
+    )
     model, optimizer = fresh_model(args, data, device)
     losses: List[float] = []
     harness.synchronize(device)
@@ -251,7 +326,7 @@ def window_match_stats(args, data, sampler: NeighborSampler, window: int) -> Dic
     pairwise, in_sample_order, in_greedy_order, node_sets = [], [], [], []
     started = time.perf_counter()
     for start in range(0, len(chunks), window):
-        subs = sampler.sample_batches(chunks[start:start + window], generator=generator)
+        subs = sampler.sample_batches(chunks[start : start + window], generator=generator)
         nodes = [sub.nodes for sub in subs]
         del subs
         degree = match_degree(nodes)
@@ -296,8 +371,10 @@ def memory_now(device) -> Dict[str, Any]:
     leak shows as growth from config to config) and at its peak so far, and the GPU's peak
     since the last reset."""
     resident = _resident_bytes()
-    out = {"rss_gib": None if resident is None else resident / 2**30,
-           "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+    out = {
+        "rss_gib": None if resident is None else resident / 2**30,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
     if torch.device(device).type == "cuda":
         out["gpu_allocated_gib"] = torch.cuda.memory_allocated(device) / 2**30
         out["gpu_peak_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
@@ -312,17 +389,31 @@ def _resident_bytes() -> Optional[int]:
         return None
 
 
-def make_row(key: str, label: str, match: Optional[bool], window: Optional[int],
-             run: Dict[str, Any], row_bytes: int) -> Dict[str, Any]:
+def make_row(
+    key: str,
+    label: str,
+    match: Optional[bool],
+    window: Optional[int],
+    run: Dict[str, Any],
+    row_bytes: int,
+) -> Dict[str, Any]:
     totals = run["stats"].totals()
     rows = totals["num_nodes"]
     return {
-        "config": key, "label": label, "match": match, "reorder": window,
-        "epoch_s": run["epoch_s"], **{phase: totals[phase] for phase in PHASES},
-        "bytes_h2d": totals["bytes_h2d"], "rows_loaded": totals["rows_loaded"],
-        "rows_reused": totals["rows_reused"], "rows_cached": totals["rows_cached"],
-        "num_nodes": rows, "reused_fraction": totals["rows_reused"] / rows if rows else 0.0,
-        "match_degree": totals["match_degree"], "batches": totals["batches"],
+        "config": key,
+        "label": label,
+        "match": match,
+        "reorder": window,
+        "epoch_s": run["epoch_s"],
+        **{phase: totals[phase] for phase in PHASES},
+        "bytes_h2d": totals["bytes_h2d"],
+        "rows_loaded": totals["rows_loaded"],
+        "rows_reused": totals["rows_reused"],
+        "rows_cached": totals["rows_cached"],
+        "num_nodes": rows,
+        "reused_fraction": totals["rows_reused"] / rows if rows else 0.0,
+        "match_degree": totals["match_degree"],
+        "batches": totals["batches"],
         "row_bytes": row_bytes,
         "loss_mean": sum(run["losses"]) / len(run["losses"]) if run["losses"] else None,
         "records": [asdict(record) for record in run["stats"].batches],
@@ -336,40 +427,69 @@ def add_ratios(rows: List[Dict[str, Any]]) -> None:
     for row in rows:
         row["speedup_vs_torch"] = torch_row["epoch_s"] / row["epoch_s"]
         row["speedup_vs_plain"] = plain_row["epoch_s"] / row["epoch_s"]
-        row["bytes_vs_plain"] = (row["bytes_h2d"] / plain_row["bytes_h2d"]
-                                 if plain_row["bytes_h2d"] else None)
+        row["bytes_vs_plain"] = (
+            row["bytes_h2d"] / plain_row["bytes_h2d"] if plain_row["bytes_h2d"] else None
+        )
 
 
 def print_results(rows, window_stats, args, info, env, device) -> None:
-    capped = (f", first {info['batches_run']} of {info['batches_per_epoch']} batches "
-              f"(--max-batches {args.max_batches})" if args.max_batches is not None else "")
-    title = (f"One epoch of GraphSAGE (hidden {args.hidden}) on R-MAT {args.preset} "
-             f"({info['num_nodes']:,} nodes, {info['num_edges']:,} edges, "
-             f"{info['num_features']}-dim features), fanouts {args.fanouts} (hop 1 first), "
-             f"batch {args.batch_size}{capped}; {env['device_name']} ({device}), "
-             f"{env['torch_threads']} threads, transfer {args.transfer}, cache {args.cache}")
-    shown = [dict(row, bytes_mib=row["bytes_h2d"] / 2**20, reused_pct=100 * row["reused_fraction"],
-                  match_pct=None if row["match_degree"] is None else 100 * row["match_degree"])
-             for row in rows]
-    harness.print_table(shown, [
-        ("label", "config", ""), ("epoch_s", "epoch s", ".2f"), ("sample_s", "sample", ".2f"),
-        ("idmap_s", "idmap", ".2f"), ("reorder_s", "reorder", ".2f"), ("load_s", "load", ".2f"),
-        ("compute_s", "compute", ".2f"), ("wait_s", "wait", ".2f"),
-        ("bytes_mib", "H2D MiB", ",.1f"), ("bytes_vs_plain", "H2D vs (a)", ".3f"),
-        ("reused_pct", "reused %", ".1f"), ("match_pct", "match deg %", ".1f"),
-        ("speedup_vs_torch", "vs (d)", ".2f"), ("speedup_vs_plain", "vs (a)", ".2f")],
-        title=title)
+    capped = (
+        f", first {info['batches_run']} of {info['batches_per_epoch']} batches "
+        f"(--max-batches {args.max_batches})"
+        if args.max_batches is not None
+        else ""
+    )
+    title = (
+        f"One epoch of GraphSAGE (hidden {args.hidden}) on R-MAT {args.preset} "
+        f"({info['num_nodes']:,} nodes, {info['num_edges']:,} edges, "
+        f"{info['num_features']}-dim features), fanouts {args.fanouts} (hop 1 first), "
+        f"batch {args.batch_size}{capped}; {env['device_name']} ({device}), "
+        f"{env['torch_threads']} threads, transfer {args.transfer}, cache {args.cache}"
+    )
+    shown = [
+        dict(
+            row,
+            bytes_mib=row["bytes_h2d"] / 2**20,
+            reused_pct=100 * row["reused_fraction"],
+            match_pct=None if row["match_degree"] is None else 100 * row["match_degree"],
+        )
+        for row in rows
+    ]
+    harness.print_table(
+        shown,
+        [
+            ("label", "config", ""),
+            ("epoch_s", "epoch s", ".2f"),
+            ("sample_s", "sample", ".2f"),
+            ("idmap_s", "idmap", ".2f"),
+            ("reorder_s", "reorder", ".2f"),
+            ("load_s", "load", ".2f"),
+            ("compute_s", "compute", ".2f"),
+            ("wait_s", "wait", ".2f"),
+            ("bytes_mib", "H2D MiB", ",.1f"),
+            ("bytes_vs_plain", "H2D vs (a)", ".3f"),
+            ("reused_pct", "reused %", ".1f"),
+            ("match_pct", "match deg %", ".1f"),
+            ("speedup_vs_torch", "vs (d)", ".2f"),
+            ("speedup_vs_plain", "vs (a)", ".2f"),
+        ],
+        title=title,
+    )
     if window_stats:
+
         def pct(value):
             return "-" if value is None else f"{100 * value:.1f} %"
-        print(f"\nMatch degree of (c)'s windows of {window_stats['window']} (FastGL's Table 4, "
-              f"products: Avg(M_ij) 71.4 %, spread 7.0 %): pairwise "
-              f"{pct(window_stats['avg_pairwise_in_window'])} (spread "
-              f"{pct(window_stats['delta_pairwise_in_window'])}); over all pairs of the first "
-              f"{window_stats['first_batches']} batches "
-              f"{pct(window_stats['avg_pairwise_first_batches'])}; consecutive in sampling order "
-              f"{pct(window_stats['consecutive_sample_order'])}, in greedy order "
-              f"{pct(window_stats['consecutive_greedy_order'])}")
+
+        print(
+            f"\nMatch degree of (c)'s windows of {window_stats['window']} (FastGL's Table 4, "
+            f"products: Avg(M_ij) 71.4 %, spread 7.0 %): pairwise "
+            f"{pct(window_stats['avg_pairwise_in_window'])} (spread "
+            f"{pct(window_stats['delta_pairwise_in_window'])}); over all pairs of the first "
+            f"{window_stats['first_batches']} batches "
+            f"{pct(window_stats['avg_pairwise_first_batches'])}; consecutive in sampling order "
+            f"{pct(window_stats['consecutive_sample_order'])}, in greedy order "
+            f"{pct(window_stats['consecutive_greedy_order'])}"
+        )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -377,22 +497,32 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     device, note, env = harness.start_run("pipeline", args)
     data = build_data(args)
     info = data["info"]
-    print(f"data: {info['num_nodes']:,} nodes, {info['num_edges']:,} edges, "
-          f"{info['feature_bytes'] / 2**20:,.0f} MiB of features; {info['train_nodes']:,} "
-          f"training seeds, {info['batches_run']} of {info['batches_per_epoch']} batches run; "
-          f"generated in {info['generate_s']:.1f} s, CSC in {info['csc_s']:.1f} s", flush=True)
+    print(
+        f"data: {info['num_nodes']:,} nodes, {info['num_edges']:,} edges, "
+        f"{info['feature_bytes'] / 2**20:,.0f} MiB of features; {info['train_nodes']:,} "
+        f"training seeds, {info['batches_run']} of {info['batches_per_epoch']} batches run; "
+        f"generated in {info['generate_s']:.1f} s, CSC in {info['csc_s']:.1f} s",
+        flush=True,
+    )
 
     started = time.perf_counter()
-    store = FeatureStore(data["x"], data["y"], device=device, cache=args.cache,
-                         transfer=args.transfer, hotness=data["graph"].in_degrees())
+    store = FeatureStore(
+        data["x"],
+        data["y"],
+        device=device,
+        cache=args.cache,
+        transfer=args.transfer,
+        hotness=data["graph"].in_degrees(),
+    )
     info["store_s"] = time.perf_counter() - started
     info["cached_rows"] = store.num_cached
     sampler = NeighborSampler(data["graph"], args.fanouts)
     row_bytes = store.row_bytes
 
     if args.warmup:
-        run_fastgl(args, data, store, sampler, device, match=False, window=1,
-                   max_batches=args.warmup)
+        run_fastgl(
+            args, data, store, sampler, device, match=False, window=1, max_batches=args.warmup
+        )
         run_torch(args, data, device, max_batches=args.warmup)
         gc.collect()
 
@@ -406,8 +536,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         del run
         gc.collect()
         memory[key] = memory_now(device)
-        print(f"  {label}: {rows[-1]['epoch_s']:.2f} s, "
-              f"{rows[-1]['bytes_h2d'] / 2**20:,.1f} MiB host -> device", flush=True)
+        print(
+            f"  {label}: {rows[-1]['epoch_s']:.2f} s, "
+            f"{rows[-1]['bytes_h2d'] / 2**20:,.1f} MiB host -> device",
+            flush=True,
+        )
         if key == "c":
             window_stats = window_match_stats(args, data, sampler, window)
     if device.type == "cuda":
@@ -418,16 +551,29 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     del run
     gc.collect()
     memory[BASELINE[0]] = memory_now(device)
-    print(f"  {BASELINE[1]}: {rows[-1]['epoch_s']:.2f} s, "
-          f"{rows[-1]['bytes_h2d'] / 2**20:,.1f} MiB host -> device", flush=True)
+    print(
+        f"  {BASELINE[1]}: {rows[-1]['epoch_s']:.2f} s, "
+        f"{rows[-1]['bytes_h2d'] / 2**20:,.1f} MiB host -> device",
+        flush=True,
+    )
     add_ratios(rows)
 
     print_results(rows, window_stats, args, info, env, device)
-    payload = {"benchmark": "pipeline", "environment": env, "note": note, "args": vars(args),
-               "data": info, "rows": rows, "window_match_degree": window_stats,
-               "memory": memory,
-               "paper_reference": {"source": "FastGL Table 4 (ogbn-products, batch 8000)",
-                                   "avg_match_degree": 0.714, "match_degree_spread": 0.070}}
+    payload = {
+        "benchmark": "pipeline",
+        "environment": env,
+        "note": note,
+        "args": vars(args),
+        "data": info,
+        "rows": rows,
+        "window_match_degree": window_stats,
+        "memory": memory,
+        "paper_reference": {
+            "source": "FastGL Table 4 (ogbn-products, batch 8000)",
+            "avg_match_degree": 0.714,
+            "match_degree_spread": 0.070,
+        },
+    }
     harness.save_results("pipeline", payload, device, args)
     return payload
 

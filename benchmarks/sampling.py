@@ -83,7 +83,8 @@ class TorchNeighborSampler:
     def __init__(self, graph: CSCGraph, fanouts: Sequence[int], draw: str = "floyd") -> None:
         if draw not in ("floyd", "sortkeys"):
             raise ValueError(
-                f"TorchNeighborSampler: draw must be 'floyd' or 'sortkeys', got {draw!r}")
+                f"TorchNeighborSampler: draw must be 'floyd' or 'sortkeys', got {draw!r}"
+            )
         self.graph = graph
         self.fanouts = [int(f) for f in fanouts]
         self.draw = draw
@@ -102,8 +103,9 @@ class TorchNeighborSampler:
         rows, cols, eids, edge_counts = [], [], [], []
         for fanout in self.fanouts:
             counts, slots = self._draw(frontier, fanout, generator)
-            frontier_local = torch.arange(frontier_first, frontier_first + frontier.numel(),
-                                          device=seeds.device)
+            frontier_local = torch.arange(
+                frontier_first, frontier_first + frontier.numel(), device=seeds.device
+            )
             cols.append(torch.repeat_interleave(frontier_local, counts, output_size=slots.numel()))
             new_nodes, row = self._relabel(self.graph.indices[slots].to(torch.int64), num_known)
             rows.append(row)
@@ -115,9 +117,14 @@ class TorchNeighborSampler:
         nodes = torch.cat(node_lists)
         self._local[nodes] = -1
         return SampledSubgraph(
-            nodes=nodes, row=torch.cat(rows), col=torch.cat(cols), eid=torch.cat(eids),
-            num_sampled_nodes=[n.numel() for n in node_lists], num_sampled_edges=edge_counts,
-            seed_index=seed_index)
+            nodes=nodes,
+            row=torch.cat(rows),
+            col=torch.cat(cols),
+            eid=torch.cat(eids),
+            num_sampled_nodes=[n.numel() for n in node_lists],
+            num_sampled_edges=edge_counts,
+            seed_index=seed_index,
+        )
 
     def _relabel(self, ids: Tensor, num_known: int):
         """Local ids of ``ids``; new ids get ``num_known, ...`` in first-occurrence order."""
@@ -128,8 +135,9 @@ class TorchNeighborSampler:
         self._first.scatter_reduce_(0, candidates, positions, "amin")
         new_nodes = candidates[self._first[candidates] == positions]  # first occurrences, in order
         self._first[candidates] = _MAX
-        self._local[new_nodes] = torch.arange(num_known, num_known + new_nodes.numel(),
-                                              device=ids.device)
+        self._local[new_nodes] = torch.arange(
+            num_known, num_known + new_nodes.numel(), device=ids.device
+        )
         local[is_new] = self._local[candidates]
         return new_nodes, local
 
@@ -147,10 +155,13 @@ class TorchNeighborSampler:
         all_rows = torch.nonzero(takes_all).squeeze(1)
         all_counts = degree[all_rows]
         num_all = int(all_counts.sum())
-        seg = torch.repeat_interleave(torch.arange(all_rows.numel(), device=frontier.device),
-                                      all_counts, output_size=num_all)
-        within = torch.arange(num_all, device=frontier.device) - (torch.cumsum(all_counts, 0)
-                                                                  - all_counts)[seg]
+        seg = torch.repeat_interleave(
+            torch.arange(all_rows.numel(), device=frontier.device), all_counts, output_size=num_all
+        )
+        within = (
+            torch.arange(num_all, device=frontier.device)
+            - (torch.cumsum(all_counts, 0) - all_counts)[seg]
+        )
         slots[out_first[all_rows][seg] + within] = start[all_rows][seg] + within
 
         drawn_rows = torch.nonzero(~takes_all).squeeze(1)
@@ -164,8 +175,9 @@ class TorchNeighborSampler:
 
 def _floyd_offsets(degree: Tensor, fanout: int, generator) -> Tensor:
     """``[n, fanout]`` distinct uniform offsets in ``[0, degree)`` per row (degree > fanout)."""
-    uniform = torch.rand(degree.numel(), fanout, dtype=torch.float64, device=degree.device,
-                         generator=generator)
+    uniform = torch.rand(
+        degree.numel(), fanout, dtype=torch.float64, device=degree.device, generator=generator
+    )
     chosen = torch.empty(degree.numel(), fanout, dtype=torch.int64, device=degree.device)
     for m in range(fanout):
         upper = degree - fanout + m  # step m draws from [0, upper]
@@ -200,9 +212,16 @@ def torch_csc(edge_index: Tensor, num_nodes: int):
     return indptr, src[perm], perm
 
 
-def check_sample(graph: CSCGraph, sub: SampledSubgraph, seeds: Tensor, fanouts: Sequence[int],
-                 slot_of_eid: Optional[Tensor], method: str) -> None:
+def check_sample(
+    graph: CSCGraph,
+    sub: SampledSubgraph,
+    seeds: Tensor,
+    fanouts: Sequence[int],
+    slot_of_eid: Optional[Tensor],
+    method: str,
+) -> None:
     """Fails loudly unless ``sub`` is a valid sample of ``graph`` around ``seeds``."""
+
     def require(ok, what):
         if not bool(ok):
             raise AssertionError(f"{method}: invalid sample: {what}")
@@ -210,18 +229,22 @@ def check_sample(graph: CSCGraph, sub: SampledSubgraph, seeds: Tensor, fanouts: 
     nodes = sub.nodes
     unique, inverse = torch.unique(seeds, return_inverse=True)
     first = torch.full_like(unique, seeds.numel()).scatter_reduce_(
-        0, inverse, torch.arange(seeds.numel(), device=seeds.device), "amin")
+        0, inverse, torch.arange(seeds.numel(), device=seeds.device), "amin"
+    )
     distinct_seeds = seeds[torch.sort(first).values]  # first-occurrence order
-    require(sub.num_sampled_nodes[0] == distinct_seeds.numel()
-            and torch.equal(nodes[:distinct_seeds.numel()], distinct_seeds),
-            "the distinct seeds are not the node prefix")
+    require(
+        sub.num_sampled_nodes[0] == distinct_seeds.numel()
+        and torch.equal(nodes[: distinct_seeds.numel()], distinct_seeds),
+        "the distinct seeds are not the node prefix",
+    )
     require(torch.equal(nodes[sub.seed_index], seeds), "seed_index")
     require(torch.unique(nodes).numel() == nodes.numel(), "repeated nodes")
     slot = slot_of_eid[sub.eid] if slot_of_eid is not None else sub.eid
     require(torch.equal(graph.indices[slot].to(torch.int64), nodes[sub.row]), "row != edge source")
     dst = nodes[sub.col]
-    require(((graph.indptr[dst] <= slot) & (slot < graph.indptr[dst + 1])).all(),
-            "col != edge target")
+    require(
+        ((graph.indptr[dst] <= slot) & (slot < graph.indptr[dst + 1])).all(), "col != edge target"
+    )
     # Frontier nodes are distinct within and across hops, so repeated edges mean a repeated draw.
     require(torch.unique(slot).numel() == slot.numel(), "an edge drawn twice")
     node_bounds = torch.tensor(sub.num_sampled_nodes).cumsum(0).tolist()
@@ -229,11 +252,14 @@ def check_sample(graph: CSCGraph, sub: SampledSubgraph, seeds: Tensor, fanouts: 
     for hop, fanout in enumerate(fanouts):
         frontier_end = node_bounds[hop]
         frontier = nodes[frontier_first:frontier_end]
-        col = sub.col[edge_at:edge_at + sub.num_sampled_edges[hop]]
+        col = sub.col[edge_at : edge_at + sub.num_sampled_edges[hop]]
         degree = graph.indptr[frontier + 1] - graph.indptr[frontier]
         expected = degree if fanout < 0 else degree.clamp(max=fanout)
-        require(col.numel() == 0 or (int(col.min()) >= frontier_first
-                                     and int(col.max()) < frontier_end), f"hop {hop + 1} targets")
+        require(
+            col.numel() == 0
+            or (int(col.min()) >= frontier_first and int(col.max()) < frontier_end),
+            f"hop {hop + 1} targets",
+        )
         got = torch.bincount(col - frontier_first, minlength=frontier.numel())
         require(torch.equal(got, expected), f"hop {hop + 1}: edges per node != min(degree, fanout)")
         edge_at += col.numel()
@@ -266,20 +292,31 @@ def _measure_interleaved(cases: List[Dict], args, device) -> List[Dict]:
     for _ in range(args.repeat):
         for case in cases:
             result = []
-            timing = harness.time_it(lambda: result.append(case["run"](case["generator"])),
-                                     warmup=args.warmup, repeat=1, device=device)
+            timing = harness.time_it(
+                lambda case=case, result=result: result.append(case["run"](case["generator"])),
+                warmup=args.warmup,
+                repeat=1,
+                device=device,
+            )
             case["times"].append(timing.times[0])
             case["edges"].append(_edges(result[-1]))
     rows = []
     for case in cases:
         rates = [e / t for e, t in zip(case["edges"], case["times"])]
         rows.append({key: case[key] for key in ("method", "batch", "num_batches", "batch_size")})
-        rows[-1].update(median_s=_median(case["times"]), min_s=min(case["times"]),
-                        times_s=case["times"],
-                        edges_per_call=sum(case["edges"]) / len(case["edges"]),
-                        edges_per_s=_median(rates), best_edges_per_s=max(rates))
-        print(f"  {case['method']:15s} batch {case['batch']:>8s}: {_median(rates) / 1e6:9.2f} "
-              f"M edges/s (median), {max(rates) / 1e6:9.2f} (best)", flush=True)
+        rows[-1].update(
+            median_s=_median(case["times"]),
+            min_s=min(case["times"]),
+            times_s=case["times"],
+            edges_per_call=sum(case["edges"]) / len(case["edges"]),
+            edges_per_s=_median(rates),
+            best_edges_per_s=max(rates),
+        )
+        print(
+            f"  {case['method']:15s} batch {case['batch']:>8s}: {_median(rates) / 1e6:9.2f} "
+            f"M edges/s (median), {max(rates) / 1e6:9.2f} (best)",
+            flush=True,
+        )
     return rows
 
 
@@ -297,31 +334,58 @@ def build_graph(args, device):
 
     built = {}
     fastgl_t = harness.time_it(
-        lambda: built.update(graph=CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)),
-        warmup=warmup, repeat=repeat, device=device)
+        lambda edge_index=edge_index: built.update(
+            graph=CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)
+        ),
+        warmup=warmup,
+        repeat=repeat,
+        device=device,
+    )
     graph = built["graph"]
-    torch_t = harness.time_it(lambda: built.update(reference=torch_csc(edge_index, num_nodes)),
-                              warmup=warmup, repeat=repeat, device=device)
+    torch_t = harness.time_it(
+        lambda edge_index=edge_index: built.update(reference=torch_csc(edge_index, num_nodes)),
+        warmup=warmup,
+        repeat=repeat,
+        device=device,
+    )
     indptr, indices, perm = built.pop("reference")
-    if not (torch.equal(indptr, graph.indptr) and torch.equal(indices, graph.indices)
-            and torch.equal(perm, graph.eid)):
+    if not (
+        torch.equal(indptr, graph.indptr)
+        and torch.equal(indices, graph.indices)
+        and torch.equal(perm, graph.eid)
+    ):
         raise AssertionError("CSCGraph.from_edge_index differs from the stable-sort reference")
     del edge_index, indptr, indices, perm
 
     torch_rate = num_edges / torch_t.median
     csc_rows = [
-        {"method": "fastgl CSCGraph.from_edge_index", "median_s": fastgl_t.median,
-         "times_s": fastgl_t.times, "edges_per_s": num_edges / fastgl_t.median,
-         "vs_torch": num_edges / fastgl_t.median / torch_rate},
-        {"method": "torch stable sort + bincount", "median_s": torch_t.median,
-         "times_s": torch_t.times, "edges_per_s": torch_rate, "vs_torch": 1.0},
+        {
+            "method": "fastgl CSCGraph.from_edge_index",
+            "median_s": fastgl_t.median,
+            "times_s": fastgl_t.times,
+            "edges_per_s": num_edges / fastgl_t.median,
+            "vs_torch": num_edges / fastgl_t.median / torch_rate,
+        },
+        {
+            "method": "torch stable sort + bincount",
+            "median_s": torch_t.median,
+            "times_s": torch_t.times,
+            "edges_per_s": torch_rate,
+            "vs_torch": 1.0,
+        },
     ]
     degree = graph.in_degrees()
-    info = {"preset": args.preset, "rmat_args": preset, "seed": args.seed,
-            "num_nodes": graph.num_nodes, "num_edges": graph.num_edges,
-            "max_in_degree": int(degree.max()), "mean_in_degree": graph.num_edges / graph.num_nodes,
-            "isolated_fraction": float((degree == 0).double().mean()),
-            "generate_s": generate_s}
+    info = {
+        "preset": args.preset,
+        "rmat_args": preset,
+        "seed": args.seed,
+        "num_nodes": graph.num_nodes,
+        "num_edges": graph.num_edges,
+        "max_in_degree": int(degree.max()),
+        "mean_in_degree": graph.num_edges / graph.num_nodes,
+        "isolated_fraction": float((degree == 0).double().mean()),
+        "generate_s": generate_s,
+    }
     return graph, info, csc_rows
 
 
@@ -338,8 +402,11 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
     }
     chosen = args.methods
     if chosen is None:
-        chosen = [m for m in METHODS
-                  if not (m == "torch-sortkeys" and graph.num_edges > _LARGE_GRAPH_EDGES)]
+        chosen = [
+            m
+            for m in METHODS
+            if not (m == "torch-sortkeys" and graph.num_edges > _LARGE_GRAPH_EDGES)
+        ]
     methods = [m for m in METHODS if m in chosen]
 
     def seeds_for(count):
@@ -354,8 +421,14 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
         generator = torch.Generator(device=device).manual_seed(args.seed)
         for seeds, sub in zip(seed_batches, run(generator)):
             check_sample(graph, sub, seeds, fanouts, slot_of_eid, method)
-        return {"method": method, "batch": batch, "num_batches": len(seed_batches),
-                "batch_size": seed_batches[0].numel(), "run": run, "generator": generator}
+        return {
+            "method": method,
+            "batch": batch,
+            "num_batches": len(seed_batches),
+            "batch_size": seed_batches[0].numel(),
+            "run": run,
+            "generator": generator,
+        }
 
     batch_sizes = list(args.batch_sizes)
     if "fastgl-batched" in methods and args.batched_size not in batch_sizes:
@@ -363,15 +436,28 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
     rows = []
     for size in batch_sizes:
         seeds = seeds_for(size)
-        cases = [case(method, str(size), [seeds],
-                      lambda gen, s=samplers[method], x=seeds: [s.sample(x, gen)])
-                 for method in methods if method != "fastgl-batched"]
+        cases = [
+            case(
+                method,
+                str(size),
+                [seeds],
+                lambda gen, s=samplers[method], x=seeds: [s.sample(x, gen)],
+            )
+            for method in methods
+            if method != "fastgl-batched"
+        ]
         if "fastgl-batched" in methods and size == args.batched_size:
             # Measured in the same rounds as their reference, torch at this batch size.
             for count in args.num_batches:
                 batches = list(seeds_for(count * size).view(count, size))
-                cases.append(case("fastgl-batched", f"{count}x{size}", batches,
-                                  lambda gen, b=batches: samplers["fastgl"].sample_batches(b, gen)))
+                cases.append(
+                    case(
+                        "fastgl-batched",
+                        f"{count}x{size}",
+                        batches,
+                        lambda gen, b=batches: samplers["fastgl"].sample_batches(b, gen),
+                    )
+                )
         print(f"batch {size}: {len(cases)} cases, {args.repeat} interleaved rounds", flush=True)
         rows.extend(_measure_interleaved(cases, args, device))
 
@@ -381,36 +467,72 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
         row["vs_torch"] = row["edges_per_s"] / ref["edges_per_s"] if ref else None
         row["vs_torch_best"] = row["best_edges_per_s"] / ref["best_edges_per_s"] if ref else None
     order = {m: i for i, m in enumerate(METHODS)}
-    rows.sort(key=lambda r: (r["method"] == "fastgl-batched", batch_sizes.index(r["batch_size"]),
-                             order[r["method"]], r["num_batches"]))
+    rows.sort(
+        key=lambda r: (
+            r["method"] == "fastgl-batched",
+            batch_sizes.index(r["batch_size"]),
+            order[r["method"]],
+            r["num_batches"],
+        )
+    )
     return rows
 
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sampling",
-                                     description=__doc__.split("\n\n")[1],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--preset", choices=sorted(RMAT_PRESETS), default="small",
-                        help="R-MAT graph size (products: ~1.5 min in all on 2 cores, 8.2 GB RAM)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.sampling",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(RMAT_PRESETS),
+        default="small",
+        help="R-MAT graph size (products: ~1.5 min in all on 2 cores, 8.2 GB RAM)",
+    )
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1024, 8000])
-    parser.add_argument("--fanouts", type=int, nargs="+", default=[15, 10, 5],
-                        help="neighbors per node, hop 1 (seeds) first")
-    parser.add_argument("--num-batches", type=int, nargs="+", default=[1, 8, 32],
-                        help="batch counts B for sample_batches")
-    parser.add_argument("--batched-size", type=int, default=1024,
-                        help="seeds per batch for sample_batches")
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=None,
-                        help="default: all, except torch-sortkeys on graphs over 20M edges "
-                             "(it sorts the frontier's whole adjacency: ~10 s a call on products)")
+    parser.add_argument(
+        "--fanouts",
+        type=int,
+        nargs="+",
+        default=[15, 10, 5],
+        help="neighbors per node, hop 1 (seeds) first",
+    )
+    parser.add_argument(
+        "--num-batches",
+        type=int,
+        nargs="+",
+        default=[1, 8, 32],
+        help="batch counts B for sample_batches",
+    )
+    parser.add_argument(
+        "--batched-size", type=int, default=1024, help="seeds per batch for sample_batches"
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS,
+        default=None,
+        help="default: all, except torch-sortkeys on graphs over 20M edges "
+        "(it sorts the frontier's whole adjacency: ~10 s a call on products)",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per measurement")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed calls right before every timed call")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads before running (default: torch's choice)")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="untimed calls right before every timed call"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads before running (default: torch's choice)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="graph, seeds and sampling seed")
-    parser.add_argument("--out", default=None,
-                        help="JSON path (default: benchmarks/results/"
-                             "sampling-<device>-<preset>[-<threads>t].json)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON path (default: benchmarks/results/sampling-<device>-<preset>[-<threads>t].json)",
+    )
     return parser.parse_args(argv)
 
 
@@ -419,27 +541,55 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict:
     device, note, env = harness.start_run("sampling", args)
 
     graph, info, csc_rows = build_graph(args, device)
-    print(f"graph: {info['num_nodes']:,} nodes, {info['num_edges']:,} edges, max in-degree "
-          f"{info['max_in_degree']:,}; generated in {info['generate_s']:.1f} s")
+    print(
+        f"graph: {info['num_nodes']:,} nodes, {info['num_edges']:,} edges, max in-degree "
+        f"{info['max_in_degree']:,}; generated in {info['generate_s']:.1f} s"
+    )
     rows = sample_rows(graph, args, device)
 
     harness.print_table(
         [dict(r, edges_per_s=r["edges_per_s"] / 1e6) for r in csc_rows],
-        [("method", "CSC conversion", ""), ("median_s", "seconds", ".3f"),
-         ("edges_per_s", "M edges/s", ".1f"), ("vs_torch", "vs torch", ".2f")],
-        title=f"CSC conversion ({info['num_edges']:,} edges)")
+        [
+            ("method", "CSC conversion", ""),
+            ("median_s", "seconds", ".3f"),
+            ("edges_per_s", "M edges/s", ".1f"),
+            ("vs_torch", "vs torch", ".2f"),
+        ],
+        title=f"CSC conversion ({info['num_edges']:,} edges)",
+    )
     harness.print_table(
-        [dict(r, edges_per_s=r["edges_per_s"] / 1e6, best_edges_per_s=r["best_edges_per_s"] / 1e6,
-              median_ms=r["median_s"] * 1e3) for r in rows],
-        [("method", "method", ""), ("batch", "batch", ""),
-         ("edges_per_call", "edges/call", ",.0f"), ("median_ms", "median ms", ".1f"),
-         ("edges_per_s", "M edges/s", ".2f"), ("vs_torch", "vs torch", ".2f"),
-         ("best_edges_per_s", "best M edges/s", ".2f"), ("vs_torch_best", "best vs torch", ".2f")],
+        [
+            dict(
+                r,
+                edges_per_s=r["edges_per_s"] / 1e6,
+                best_edges_per_s=r["best_edges_per_s"] / 1e6,
+                median_ms=r["median_s"] * 1e3,
+            )
+            for r in rows
+        ],
+        [
+            ("method", "method", ""),
+            ("batch", "batch", ""),
+            ("edges_per_call", "edges/call", ",.0f"),
+            ("median_ms", "median ms", ".1f"),
+            ("edges_per_s", "M edges/s", ".2f"),
+            ("vs_torch", "vs torch", ".2f"),
+            ("best_edges_per_s", "best M edges/s", ".2f"),
+            ("vs_torch_best", "best vs torch", ".2f"),
+        ],
         title=f"Neighbor sampling, fanouts {args.fanouts}, without replacement "
-              f"({args.repeat} interleaved rounds; median and fastest call)")
+        f"({args.repeat} interleaved rounds; median and fastest call)",
+    )
 
-    payload = {"benchmark": "sampling", "environment": env, "note": note,
-               "args": vars(args), "graph": info, "csc_conversion": csc_rows, "sampling": rows}
+    payload = {
+        "benchmark": "sampling",
+        "environment": env,
+        "note": note,
+        "args": vars(args),
+        "graph": info,
+        "csc_conversion": csc_rows,
+        "sampling": rows,
+    }
     harness.save_results("sampling", payload, device, args)
     return payload
 

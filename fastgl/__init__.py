@@ -8,11 +8,29 @@ Compiled ops live under ``torch.ops.fastgl`` (typed wrappers in :mod:`fastgl.ops
 
 import torch  # noqa: F401  (loads libtorch, which fastgl._C links against)
 
-from . import _C  # noqa: F401  (registers the compiled ops)
+from . import (
+    _C,  # noqa: F401  (registers the compiled ops)
+    data,
+    graph,
+    loader,
+    nn,
+    ops,
+    sampling,
+)
 from ._version import __version__
-from . import data, graph, loader, nn, ops, sampling
 from .graph import Block, CSCGraph
 from .sampling import NeighborSampler, SampledSubgraph
 
-__all__ = ["Block", "CSCGraph", "NeighborSampler", "SampledSubgraph", "__version__", "data",
-           "graph", "loader", "nn", "ops", "sampling"]
+__all__ = [
+    "Block",
+    "CSCGraph",
+    "NeighborSampler",
+    "SampledSubgraph",
+    "__version__",
+    "data",
+    "graph",
+    "loader",
+    "nn",
+    "ops",
+    "sampling",
+]

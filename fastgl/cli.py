@@ -31,33 +31,63 @@ def info_lines() -> List[str]:
 
 DATASETS = ("synthetic", "planetoid", "ogb", "npz", "rmat")
 FEATURE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10,
-               "mib": 2**20, "gib": 2**30}
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+}
 
 
 def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("data")
-    data.add_argument("--dataset", choices=DATASETS, default="synthetic",
-                      help="synthetic: the embedded generated graph (default); planetoid: raw "
-                           "Planetoid files in --root; ogb: an OGB node-property directory "
-                           "(raw/*.csv.gz, split/<scheme>/) at --root; npz: the file --root; "
-                           "rmat: an R-MAT graph with class-correlated features (--rmat-preset)")
+    data.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        default="synthetic",
+        help="synthetic: the embedded generated graph (default); planetoid: raw "
+        "Planetoid files in --root; ogb: an OGB node-property directory "
+        "(raw/*.csv.gz, split/<scheme>/) at --root; npz: the file --root; "
+        "rmat: an R-MAT graph with class-correlated features (--rmat-preset)",
+    )
     data.add_argument("--root", help="planetoid/ogb directory or npz file")
     data.add_argument("--name", default="cora", help="planetoid dataset name (cora, citeseer)")
     data.add_argument("--split-scheme", help="ogb split folder (default: the only one)")
-    data.add_argument("--num-nodes", type=int, default=100_000,
-                      help="size of the synthetic graph (default 100000)")
-    data.add_argument("--rmat-preset", default="small",
-                      help="rmat size: tiny, small (100k nodes) or products (2.45M nodes, "
-                           "123.7M edges)")
+    data.add_argument(
+        "--num-nodes",
+        type=int,
+        default=100_000,
+        help="size of the synthetic graph (default 100000)",
+    )
+    data.add_argument(
+        "--rmat-preset",
+        default="small",
+        help="rmat size: tiny, small (100k nodes) or products (2.45M nodes, 123.7M edges)",
+    )
     data.add_argument("--num-features", type=int, default=100, help="rmat feature dimension")
-    data.add_argument("--normalize-features", action="store_true",
-                      help="row-normalize Planetoid features (as Kipf & Welling)")
+    data.add_argument(
+        "--normalize-features",
+        action="store_true",
+        help="row-normalize Planetoid features (as Kipf & Welling)",
+    )
     model = parser.add_argument_group("model and optimization")
-    model.add_argument("--model", choices=["sage", "gcn", "gin", "gat"], default="sage",
-                       help="GNN from fastgl.nn.models (default sage)")
-    model.add_argument("--fanouts", type=int, nargs="+", default=[10, 10],
-                       help="neighbors per hop, seeds outward (-1 = all); one hop per layer")
+    model.add_argument(
+        "--model",
+        choices=["sage", "gcn", "gin", "gat"],
+        default="sage",
+        help="GNN from fastgl.nn.models (default sage)",
+    )
+    model.add_argument(
+        "--fanouts",
+        type=int,
+        nargs="+",
+        default=[10, 10],
+        help="neighbors per hop, seeds outward (-1 = all); one hop per layer",
+    )
     model.add_argument("--batch-size", type=int, default=512)
     model.add_argument("--epochs", type=int, default=5)
     model.add_argument("--hidden", type=int, default=128)
@@ -68,25 +98,47 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--seed", type=int, default=0)
     pipeline = parser.add_argument_group("pipeline")
     pipeline.add_argument("--device", default="cpu", help="cpu or cuda")
-    pipeline.add_argument("--reorder", type=int, default=8, metavar="N",
-                          help="sample N batches at once and reorder them by match degree "
-                               "(1 = sampling order; default 8)")
-    pipeline.add_argument("--no-match", action="store_true",
-                          help="load every feature row (no reuse from the previous batch)")
-    pipeline.add_argument("--cache-budget", default=None, metavar="SIZE",
-                          help="device memory for a hot-node feature cache: bytes with a unit "
-                               "(512MB, 2GiB), a fraction of the nodes (0.1), or 'all'")
-    pipeline.add_argument("--transfer", choices=["copy", "uva"], default="copy",
-                          help="host-to-device loading: pinned staging + async copy, or "
-                               "zero-copy gather by the GPU")
-    pipeline.add_argument("--feature-dtype", choices=sorted(FEATURE_DTYPES), default=None,
-                          help="store features as this dtype (default: the dataset's)")
-    pipeline.add_argument("--no-prefetch", action="store_true",
-                          help="load each batch only when it is needed")
+    pipeline.add_argument(
+        "--reorder",
+        type=int,
+        default=8,
+        metavar="N",
+        help="sample N batches at once and reorder them by match degree "
+        "(1 = sampling order; default 8)",
+    )
+    pipeline.add_argument(
+        "--no-match",
+        action="store_true",
+        help="load every feature row (no reuse from the previous batch)",
+    )
+    pipeline.add_argument(
+        "--cache-budget",
+        default=None,
+        metavar="SIZE",
+        help="device memory for a hot-node feature cache: bytes with a unit "
+        "(512MB, 2GiB), a fraction of the nodes (0.1), or 'all'",
+    )
+    pipeline.add_argument(
+        "--transfer",
+        choices=["copy", "uva"],
+        default="copy",
+        help="host-to-device loading: pinned staging + async copy, or zero-copy gather by the GPU",
+    )
+    pipeline.add_argument(
+        "--feature-dtype",
+        choices=sorted(FEATURE_DTYPES),
+        default=None,
+        help="store features as this dtype (default: the dataset's)",
+    )
+    pipeline.add_argument(
+        "--no-prefetch", action="store_true", help="load each batch only when it is needed"
+    )
     output = parser.add_argument_group("output")
-    output.add_argument("--out-dir", metavar="DIR",
-                        help="where log.json, summary.json and figure.png go "
-                             "(default runs/<timestamp>)")
+    output.add_argument(
+        "--out-dir",
+        metavar="DIR",
+        help="where log.json, summary.json and figure.png go (default runs/<timestamp>)",
+    )
     output.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     output.add_argument("--summary-json", metavar="PATH", help="also write the summary here")
 
@@ -98,8 +150,10 @@ def parse_cache_budget(text: Optional[str]):
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
     unit = match.group(2).lower() if match else None
     if match is None or unit not in _SIZE_UNITS:
-        raise ValueError(f"--cache-budget: expected a size like 512MB or 2GiB, a fraction like "
-                         f"0.1, or 'all'; got {text!r}")
+        raise ValueError(
+            f"--cache-budget: expected a size like 512MB or 2GiB, a fraction like "
+            f"0.1, or 'all'; got {text!r}"
+        )
     value = float(match.group(1))
     if not unit and "." in match.group(1):
         if value > 1:
@@ -112,18 +166,20 @@ def _load_dataset(args: argparse.Namespace):
     from . import data
 
     if args.dataset in ("planetoid", "ogb", "npz") and not args.root:
-        raise ValueError(f"--dataset {args.dataset} needs --root (the "
-                         f"{'file' if args.dataset == 'npz' else 'directory'} to read)")
+        raise ValueError(
+            f"--dataset {args.dataset} needs --root (the "
+            f"{'file' if args.dataset == 'npz' else 'directory'} to read)"
+        )
     if args.dataset == "planetoid":
-        return data.read_planetoid(args.root, args.name,
-                                   normalize_features=args.normalize_features)
+        return data.read_planetoid(args.root, args.name, normalize_features=args.normalize_features)
     if args.dataset == "ogb":
         return data.read_ogb_node_dir(args.root, scheme=args.split_scheme)
     if args.dataset == "npz":
         return data.read_npz(args.root)
     if args.dataset == "rmat":
-        return data.rmat_node_classification(args.rmat_preset, num_features=args.num_features,
-                                             seed=args.seed)
+        return data.rmat_node_classification(
+            args.rmat_preset, num_features=args.num_features, seed=args.seed
+        )
     return data.synthetic_node_classification(num_nodes=args.num_nodes, seed=args.seed)
 
 
@@ -135,18 +191,34 @@ def _train(args: argparse.Namespace) -> int:
     dataset = _load_dataset(args)
     print(dataset)
     summary = train_node_classifier(
-        dataset, model=args.model, fanouts=tuple(args.fanouts), batch_size=args.batch_size,
-        hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
-        weight_decay=args.weight_decay, heads=args.heads, device=args.device, seed=args.seed,
-        reorder=args.reorder, match=not args.no_match, cache=cache, transfer=args.transfer,
-        feature_dtype=FEATURE_DTYPES.get(args.feature_dtype), prefetch=not args.no_prefetch,
-        progress=not args.no_progress)
+        dataset,
+        model=args.model,
+        fanouts=tuple(args.fanouts),
+        batch_size=args.batch_size,
+        hidden=args.hidden,
+        epochs=args.epochs,
+        lr=args.lr,
+        dropout=args.dropout,
+        weight_decay=args.weight_decay,
+        heads=args.heads,
+        device=args.device,
+        seed=args.seed,
+        reorder=args.reorder,
+        match=not args.no_match,
+        cache=cache,
+        transfer=args.transfer,
+        feature_dtype=FEATURE_DTYPES.get(args.feature_dtype),
+        prefetch=not args.no_prefetch,
+        progress=not args.no_progress,
+    )
     print()
     print(phase_table(summary["epochs"]))
     out_dir = args.out_dir or default_out_dir()
     written = write_run(out_dir, summary["epochs"], summary, summary["config"])
-    print(f"\nwrote {written['log']}, {written['summary']}"
-          + (f", {written['figure']}" if written["figure"] else f" ({written['note']})"))
+    print(
+        f"\nwrote {written['log']}, {written['summary']}"
+        + (f", {written['figure']}" if written["figure"] else f" ({written['note']})")
+    )
     if args.summary_json:
         write_json(Path(args.summary_json), summary)
     return 0

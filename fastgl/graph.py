@@ -63,17 +63,22 @@ class CSCGraph:
         """
         if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.shape[0] != 2:
             shape = tuple(edge_index.shape) if isinstance(edge_index, Tensor) else type(edge_index)
-            raise ValueError(f"CSCGraph.from_edge_index: edge_index must have shape [2, E], got {shape}")
+            raise ValueError(
+                f"CSCGraph.from_edge_index: edge_index must have shape [2, E], got {shape}"
+            )
         if edge_index.dtype not in _INDEX_DTYPES:
             raise ValueError(
-                f"CSCGraph.from_edge_index: edge_index must be int32 or int64, got {edge_index.dtype}")
+                "CSCGraph.from_edge_index: edge_index must be int32 or int64, "
+                f"got {edge_index.dtype}"
+            )
         if num_nodes is None:
             num_nodes = int(edge_index.max()) + 1 if edge_index.numel() > 0 else 0
         indptr, indices, perm = csc_from_coo(edge_index[0], edge_index[1], num_nodes)
         weight = None
         if edge_weight is not None:
-            _check_weight("CSCGraph.from_edge_index", edge_weight, edge_index.shape[1],
-                          edge_index.device)
+            _check_weight(
+                "CSCGraph.from_edge_index", edge_weight, edge_index.shape[1], edge_index.device
+            )
             weight = edge_weight[perm]
         return cls(indptr, indices, perm, weight, validate=False)
 
@@ -110,8 +115,9 @@ class CSCGraph:
         starts, ends = self.indptr[nodes], self.indptr[nodes + 1]
         degrees = ends - starts
         num_candidates = int(degrees.sum())
-        target = torch.repeat_interleave(torch.arange(nodes.numel(), device=self.device), degrees,
-                                         output_size=num_candidates)
+        target = torch.repeat_interleave(
+            torch.arange(nodes.numel(), device=self.device), degrees, output_size=num_candidates
+        )
         # Slot of every candidate in-edge: its target's first slot plus its rank among them.
         first = torch.cumsum(degrees, 0) - degrees
         slots = starts[target] + torch.arange(num_candidates, device=self.device) - first[target]
@@ -126,19 +132,25 @@ class CSCGraph:
     def to(self, device: Union[str, torch.device], non_blocking: bool = False) -> "CSCGraph":
         """A copy on ``device`` (fastgl ops then run there)."""
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
-        return CSCGraph(move(self.indptr), move(self.indices), move(self.eid), move(self.weight),
-                        validate=False)
+        return CSCGraph(
+            move(self.indptr), move(self.indices), move(self.eid), move(self.weight), validate=False
+        )
 
     def pin_memory(self) -> "CSCGraph":
         """A copy in page-locked host memory, for fast asynchronous copies to the GPU."""
         pin = lambda t: None if t is None else t.pin_memory()  # noqa: E731
-        return CSCGraph(pin(self.indptr), pin(self.indices), pin(self.eid), pin(self.weight),
-                        validate=False)
+        return CSCGraph(
+            pin(self.indptr), pin(self.indices), pin(self.eid), pin(self.weight), validate=False
+        )
 
     def __repr__(self) -> str:
-        extras = "".join(f", {name}" for name in ("eid", "weight") if getattr(self, name) is not None)
-        return (f"CSCGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
-                f"indices={self.indices.dtype}{extras}, device={self.device})")
+        extras = "".join(
+            f", {name}" for name in ("eid", "weight") if getattr(self, name) is not None
+        )
+        return (
+            f"CSCGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+            f"indices={self.indices.dtype}{extras}, device={self.device})"
+        )
 
 
 def sorted_target_offsets(targets: Tensor, num_targets: int) -> Optional[Tensor]:
@@ -178,10 +190,13 @@ class Block:
 
     def to(self, device: Union[str, torch.device]) -> "Block":
         """This block with its tensors on ``device``."""
-        tensors = {name: getattr(self, name).to(device)
-                   for name in ("src", "dst", "eid", "src_nodes")}
-        optional = {name: None if getattr(self, name) is None else getattr(self, name).to(device)
-                    for name in ("src_in_degrees", "indptr")}
+        tensors = {
+            name: getattr(self, name).to(device) for name in ("src", "dst", "eid", "src_nodes")
+        }
+        optional = {
+            name: None if getattr(self, name) is None else getattr(self, name).to(device)
+            for name in ("src_in_degrees", "indptr")
+        }
         return replace(self, **tensors, **optional)
 
     @property
@@ -194,10 +209,11 @@ class Block:
         return self.src.numel()
 
 
-
 def _check_weight(where: str, weight: Tensor, num_edges: int, device: torch.device) -> None:
     if weight.dim() != 1 or weight.numel() != num_edges:
-        raise ValueError(f"{where}: weight must have shape [{num_edges}], got {tuple(weight.shape)}")
+        raise ValueError(
+            f"{where}: weight must have shape [{num_edges}], got {tuple(weight.shape)}"
+        )
     if weight.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"{where}: weight must be float32 or float64, got {weight.dtype}")
     if weight.device != device:
@@ -206,7 +222,9 @@ def _check_weight(where: str, weight: Tensor, num_edges: int, device: torch.devi
         raise ValueError(f"{where}: weights must be finite and >= 0")
 
 
-def _validate(indptr: Tensor, indices: Tensor, eid: Optional[Tensor], weight: Optional[Tensor]) -> None:
+def _validate(
+    indptr: Tensor, indices: Tensor, eid: Optional[Tensor], weight: Optional[Tensor]
+) -> None:
     where = "CSCGraph"
     for name, t in (("indptr", indptr), ("indices", indices)):
         if not isinstance(t, Tensor) or t.dim() != 1:
@@ -214,7 +232,9 @@ def _validate(indptr: Tensor, indices: Tensor, eid: Optional[Tensor], weight: Op
         if t.dtype not in _INDEX_DTYPES:
             raise ValueError(f"{where}: {name} must be int32 or int64, got {t.dtype}")
     if indices.device != indptr.device:
-        raise ValueError(f"{where}: indices is on {indices.device} but indptr is on {indptr.device}")
+        raise ValueError(
+            f"{where}: indices is on {indices.device} but indptr is on {indptr.device}"
+        )
     if indptr.numel() == 0:
         raise ValueError(f"{where}: indptr must have num_nodes + 1 >= 1 entries, got 0")
     if int(indptr[0]) != 0:
@@ -222,20 +242,26 @@ def _validate(indptr: Tensor, indices: Tensor, eid: Optional[Tensor], weight: Op
     steps = indptr[1:] - indptr[:-1]
     if steps.numel() and int(steps.min()) < 0:
         bad = int(torch.nonzero(steps < 0)[0])
-        raise ValueError(f"{where}: indptr must never decrease, but indptr[{bad + 1}] = "
-                         f"{int(indptr[bad + 1])} < indptr[{bad}] = {int(indptr[bad])}")
+        raise ValueError(
+            f"{where}: indptr must never decrease, but indptr[{bad + 1}] = "
+            f"{int(indptr[bad + 1])} < indptr[{bad}] = {int(indptr[bad])}"
+        )
     if int(indptr[-1]) != indices.numel():
-        raise ValueError(f"{where}: indptr must end at len(indices) = {indices.numel()}, "
-                         f"got {int(indptr[-1])}")
+        raise ValueError(
+            f"{where}: indptr must end at len(indices) = {indices.numel()}, got {int(indptr[-1])}"
+        )
     num_nodes = indptr.numel() - 1
     if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_nodes):
         bad = int(indices.max()) if int(indices.max()) >= num_nodes else int(indices.min())
-        raise ValueError(f"{where}: indices has id {bad}, out of range for a graph of "
-                         f"{num_nodes} nodes")
+        raise ValueError(
+            f"{where}: indices has id {bad}, out of range for a graph of {num_nodes} nodes"
+        )
     if eid is not None:
         if eid.dim() != 1 or eid.numel() != indices.numel() or eid.dtype != torch.int64:
-            raise ValueError(f"{where}: eid must be int64 of shape [{indices.numel()}], got "
-                             f"{eid.dtype} {tuple(eid.shape)}")
+            raise ValueError(
+                f"{where}: eid must be int64 of shape [{indices.numel()}], got "
+                f"{eid.dtype} {tuple(eid.shape)}"
+            )
         if eid.device != indptr.device:
             raise ValueError(f"{where}: eid is on {eid.device} but indptr is on {indptr.device}")
     if weight is not None:

@@ -31,11 +31,23 @@ from fastgl.loader.stats import PHASES  # known phases in pipeline order; others
 
 Record = Mapping[str, Any]
 #: Legend labels for the figure; other phases are labelled by their key without ``_s``.
-PHASE_LABELS = {"sample_s": "sample", "idmap_s": "id map", "reorder_s": "reorder",
-                "load_s": "load (gather + H2D)", "compute_s": "compute", "wait_s": "wait"}
+PHASE_LABELS = {
+    "sample_s": "sample",
+    "idmap_s": "id map",
+    "reorder_s": "reorder",
+    "load_s": "load (gather + H2D)",
+    "compute_s": "compute",
+    "wait_s": "wait",
+}
 # Fixed colors per phase so that figures from different runs can be compared at a glance.
-_PHASE_COLORS = {"sample_s": "tab:blue", "idmap_s": "tab:orange", "reorder_s": "tab:purple",
-                 "load_s": "tab:red", "compute_s": "tab:green", "wait_s": "lightgray"}
+_PHASE_COLORS = {
+    "sample_s": "tab:blue",
+    "idmap_s": "tab:orange",
+    "reorder_s": "tab:purple",
+    "load_s": "tab:red",
+    "compute_s": "tab:green",
+    "wait_s": "lightgray",
+}
 _MAX_TABLE_WIDTH = 120
 
 
@@ -91,8 +103,14 @@ def phase_table(records: Sequence[Record]) -> str:
     if not records:
         raise ValueError("phase_table: no epochs to show")
     phases = phase_keys(records)
-    header = ["epoch", "time_s", *(key.removesuffix("_s") for key in phases), "H2D", "reused",
-              "match"]
+    header = [
+        "epoch",
+        "time_s",
+        *(key.removesuffix("_s") for key in phases),
+        "H2D",
+        "reused",
+        "match",
+    ]
     mean = _mean_record(records, phases)
     rows = [_table_row(str(r.get("epoch", i + 1)), r, phases) for i, r in enumerate(records)]
     rows.append(_table_row("mean", mean, phases))
@@ -133,8 +151,9 @@ def plot_run(records: Sequence[Record], path: str | os.PathLike, title: str | No
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as error:
-        raise ImportError("plot_run needs matplotlib, which is not installed: "
-                          "pip install matplotlib") from error
+        raise ImportError(
+            "plot_run needs matplotlib, which is not installed: pip install matplotlib"
+        ) from error
 
     # A bare Figure on an Agg canvas, not pyplot: it needs no display, and it leaves the global
     # backend and figure list of the caller's process (a notebook, say) untouched.
@@ -152,7 +171,9 @@ def plot_run(records: Sequence[Record], path: str | os.PathLike, title: str | No
 
 
 def write_run(
-    out_dir: str | os.PathLike, records: Sequence[Record], summary: Mapping[str, Any],
+    out_dir: str | os.PathLike,
+    records: Sequence[Record],
+    summary: Mapping[str, Any],
     config: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Write a run's ``log.json``, ``summary.json`` and ``figure.png`` into ``out_dir``.
@@ -243,10 +264,13 @@ def _mean(values: list[float | None]) -> float | None:
 
 def _mean_record(records: Sequence[Record], phases: list[str]) -> dict[str, Any]:
     """A record of per-epoch means, with row counts summed so the mean row's reuse is over all."""
-    mean = {key: _mean([_number(r, key) for r in records])
-            for key in ("time_s", "bytes_h2d", "match_degree")}
-    mean["phases"] = {key: _mean([_number(r.get("phases"), key) for r in records])
-                      for key in phases}
+    mean = {
+        key: _mean([_number(r, key) for r in records])
+        for key in ("time_s", "bytes_h2d", "match_degree")
+    }
+    mean["phases"] = {
+        key: _mean([_number(r.get("phases"), key) for r in records]) for key in phases
+    }
     for key in ("rows_loaded", "rows_reused", "rows_cached"):
         counts = [_number(r, key) for r in records]
         mean[key] = None if None in counts else sum(counts)
@@ -262,8 +286,11 @@ def _table_row(label: str, record: Record, phases: list[str]) -> list[str]:
         cells.append("-" if seconds is None else f"{seconds:.2f} {_percent(seconds, time_s):>4}")
     h2d = _number(record, "bytes_h2d")
     match = _number(record, "match_degree")
-    cells += ["-" if h2d is None else format_bytes(h2d), _reuse(record),
-              "-" if match is None else f"{match:.2f}"]
+    cells += [
+        "-" if h2d is None else format_bytes(h2d),
+        _reuse(record),
+        "-" if match is None else f"{match:.2f}",
+    ]
     return cells
 
 
@@ -293,8 +320,13 @@ def _plot_learning_curve(ax: Any, epochs: list[Any], records: Sequence[Record]) 
     marker = "o" if len(epochs) <= 30 else None  # markers on long runs only blur the line
     nan = float("nan")
     loss = [_number(r, "loss") for r in records]
-    handles = ax.plot(epochs, [nan if v is None else v for v in loss], marker=marker,
-                      color="tab:blue", label="training loss")
+    handles = ax.plot(
+        epochs,
+        [nan if v is None else v for v in loss],
+        marker=marker,
+        color="tab:blue",
+        label="training loss",
+    )
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss")
     ax.set_title("learning curve")
@@ -303,8 +335,13 @@ def _plot_learning_curve(ax: Any, epochs: list[Any], records: Sequence[Record]) 
     top = ax
     if any(v is not None for v in val_acc):
         top = ax.twinx()
-        handles += top.plot(epochs, [nan if v is None else v for v in val_acc], marker=marker,
-                            color="tab:orange", label="validation accuracy")
+        handles += top.plot(
+            epochs,
+            [nan if v is None else v for v in val_acc],
+            marker=marker,
+            color="tab:orange",
+            label="validation accuracy",
+        )
         top.set_ylabel("validation accuracy")
     # On the topmost axes, or the twin's line is drawn over it; loss falls and accuracy rises,
     # so the middle of the right edge is usually free.
@@ -317,16 +354,30 @@ def _plot_phase_bars(ax: Any, epochs: list[Any], records: Sequence[Record]) -> N
     bottom = [0.0] * len(records)
     for key in phase_keys(records):
         heights = [_number(r.get("phases"), key) or 0.0 for r in records]
-        ax.bar(positions, heights, bottom=bottom, width=0.7,
-               label=PHASE_LABELS.get(key, key.removesuffix("_s")), color=_PHASE_COLORS.get(key),
-               hatch="//" if key == "wait_s" else None, edgecolor="white", linewidth=0.5)
+        ax.bar(
+            positions,
+            heights,
+            bottom=bottom,
+            width=0.7,
+            label=PHASE_LABELS.get(key, key.removesuffix("_s")),
+            color=_PHASE_COLORS.get(key),
+            hatch="//" if key == "wait_s" else None,
+            edgecolor="white",
+            linewidth=0.5,
+        )
         bottom = [b + h for b, h in zip(bottom, heights)]
     times = [_number(r, "time_s") for r in records]
     shown = [(p, t) for p, t in zip(positions, times) if t is not None]
     if shown:
         xs, ts = zip(*shown)
-        ax.hlines(ts, [x - 0.45 for x in xs], [x + 0.45 for x in xs], colors="black",
-                  linewidth=2, label="epoch time (measured)")
+        ax.hlines(
+            ts,
+            [x - 0.45 for x in xs],
+            [x + 0.45 for x in xs],
+            colors="black",
+            linewidth=2,
+            label="epoch time (measured)",
+        )
     ax.set_xticks(positions, [str(e) for e in epochs])
     if len(positions) > 20:  # keep about 10 tick labels so they stay readable
         step = math.ceil(len(positions) / 10)

@@ -25,14 +25,22 @@ from fastgl.nn.models import GAT, GCN, GIN, GraphSAGE
 MODELS = {"sage": GraphSAGE, "gcn": GCN, "gin": GIN, "gat": GAT}
 
 
-def build_model(name: str, in_channels: int, hidden: int, out_channels: int, num_layers: int,
-                dropout: float, heads: int = 4) -> torch.nn.Module:
+def build_model(
+    name: str,
+    in_channels: int,
+    hidden: int,
+    out_channels: int,
+    num_layers: int,
+    dropout: float,
+    heads: int = 4,
+) -> torch.nn.Module:
     """One of fastgl.nn.models by its command-line name (``sage``, ``gcn``, ``gin``, ``gat``)."""
     if name not in MODELS:
         raise ValueError(f"train: model must be one of {sorted(MODELS)}, got {name!r}")
     extra = {"heads": heads} if name == "gat" else {}
-    return MODELS[name](in_channels, hidden, num_layers, out_channels=out_channels,
-                        dropout=dropout, **extra)
+    return MODELS[name](
+        in_channels, hidden, num_layers, out_channels=out_channels, dropout=dropout, **extra
+    )
 
 
 def train_node_classifier(
@@ -100,7 +108,8 @@ def train_node_classifier(
 
     Example:
         >>> from fastgl.data import synthetic_node_classification
-        >>> result = train_node_classifier(synthetic_node_classification(), epochs=3)  # doctest: +SKIP
+        >>> data = synthetic_node_classification()
+        >>> result = train_node_classifier(data, epochs=3)  # doctest: +SKIP
         >>> result["test_acc"] > 0.8  # doctest: +SKIP
         True
     """
@@ -109,27 +118,59 @@ def train_node_classifier(
     from fastgl.sampling import NeighborSampler
 
     _check_train_args(dataset, fanouts, batch_size, hidden, epochs, dropout)
-    config = dict(model=model, fanouts=list(fanouts), batch_size=batch_size, hidden=hidden,
-                  epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay, heads=heads,
-                  device=str(device), seed=seed, reorder=reorder, match=match, cache=cache,
-                  transfer=transfer, feature_dtype=str(feature_dtype or dataset.x.dtype),
-                  prefetch=prefetch)
+    config = dict(
+        model=model,
+        fanouts=list(fanouts),
+        batch_size=batch_size,
+        hidden=hidden,
+        epochs=epochs,
+        lr=lr,
+        dropout=dropout,
+        weight_decay=weight_decay,
+        heads=heads,
+        device=str(device),
+        seed=seed,
+        reorder=reorder,
+        match=match,
+        cache=cache,
+        transfer=transfer,
+        feature_dtype=str(feature_dtype or dataset.x.dtype),
+        prefetch=prefetch,
+    )
     device = torch.device(device)
     train_gen, eval_seed = _derive_generators(seed)
 
     torch.manual_seed(seed)
-    network = build_model(model, dataset.num_features, hidden, dataset.num_classes, len(fanouts),
-                          dropout, heads).to(device)
+    network = build_model(
+        model, dataset.num_features, hidden, dataset.num_classes, len(fanouts), dropout, heads
+    ).to(device)
     optimizer = torch.optim.Adam(network.parameters(), lr=lr, weight_decay=weight_decay)
     graph = CSCGraph.from_edge_index(dataset.edge_index, num_nodes=dataset.num_nodes)
-    store = FeatureStore(dataset.x, dataset.y, device=device, cache=cache, dtype=feature_dtype,
-                         transfer=transfer, hotness=graph.in_degrees())
+    store = FeatureStore(
+        dataset.x,
+        dataset.y,
+        device=device,
+        cache=cache,
+        dtype=feature_dtype,
+        transfer=transfer,
+        hotness=graph.in_degrees(),
+    )
     sampler = NeighborSampler(graph, list(fanouts))
 
     def loader(seeds: Tensor, shuffle: bool, generator: torch.Generator) -> DataLoader:
-        return DataLoader(graph, store, None, seeds, sampler, batch_size=batch_size,
-                          shuffle=shuffle, reorder=reorder, match=match, prefetch=prefetch,
-                          generator=generator)
+        return DataLoader(
+            graph,
+            store,
+            None,
+            seeds,
+            sampler,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            reorder=reorder,
+            match=match,
+            prefetch=prefetch,
+            generator=generator,
+        )
 
     def evaluate_on(nodes: Tensor) -> float:
         return evaluate(network, loader(nodes, False, torch.Generator().manual_seed(eval_seed)))
@@ -149,8 +190,13 @@ def train_node_classifier(
     return _summarize(history, test_acc, dataset, config)
 
 
-def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, loader, progress: bool = False,
-                desc: str = "train") -> dict[str, Any]:
+def train_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loader,
+    progress: bool = False,
+    desc: str = "train",
+) -> dict[str, Any]:
     """Run one pass over the loader's seeds; return loss, accuracy, phases and traffic.
 
     Returns:
@@ -170,16 +216,30 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, loader, prog
             seen += batch.y.numel()
     elapsed = time.perf_counter() - start
     totals = loader.stats.totals()
-    traffic = {key: totals[key] for key in
-               ("bytes_h2d", "rows_loaded", "rows_reused", "rows_cached", "batches",
-                "match_degree")}
+    traffic = {
+        key: totals[key]
+        for key in (
+            "bytes_h2d",
+            "rows_loaded",
+            "rows_reused",
+            "rows_cached",
+            "batches",
+            "match_degree",
+        )
+    }
     count = max(seen, 1)
-    return {"loss": loss_sum / count, "train_acc": correct / count, "time_s": elapsed,
-            "phases": loader.stats.phases(), **traffic}
+    return {
+        "loss": loss_sum / count,
+        "train_acc": correct / count,
+        "time_s": elapsed,
+        "phases": loader.stats.phases(),
+        **traffic,
+    }
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, blocks,
-               y: Tensor) -> tuple[float, Tensor]:
+def train_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, blocks, y: Tensor
+) -> tuple[float, Tensor]:
     """One step on a mini-batch (features in any float dtype; the model computes in float32):
     forward, cross entropy, backward, optimizer step. Returns the loss, read with ``.item()``,
     which waits for the device so a timer around the step measures it whole, and the logits."""
@@ -239,7 +299,8 @@ def _format_epoch(stats: dict[str, Any], epochs: int) -> str:
 
     phases = stats["phases"]
     reused = stats["rows_reused"] / max(
-        stats["rows_loaded"] + stats["rows_reused"] + stats["rows_cached"], 1)
+        stats["rows_loaded"] + stats["rows_reused"] + stats["rows_cached"], 1
+    )
     return (
         f"epoch {stats['epoch']:>{len(str(epochs))}}/{epochs} | loss {stats['loss']:.4f} | "
         f"train acc {stats['train_acc']:.4f} | val acc {stats['val_acc']:.4f} | "

@@ -12,8 +12,11 @@ from hypothesis import HealthCheck, settings
 
 # Kernels run at very different speeds on loaded CI machines: never fail on time.
 settings.register_profile(
-    "fastgl", deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    "fastgl",
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 # `ci` draws the same examples on every run (reproducible failures); the default profile explores.
 settings.register_profile("ci", parent=settings.get_profile("fastgl"), derandomize=True)
 settings.load_profile(os.environ.get("FASTGL_HYPOTHESIS_PROFILE", "fastgl"))

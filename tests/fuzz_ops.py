@@ -34,13 +34,13 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-import torch
-
-import fastgl  # noqa: F401  (registers the ops)
 import fuzz_oracles as oracles
+import torch
 from fuzz_oracles import check_result, same, snapshot
 
-INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+import fastgl  # noqa: F401  (registers the ops)
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64, torch.bool)
 # Sizes such as 2^31 nodes are valid requests for 16 GB, not malformed input: left out.
 BAD_INTS = (0, -1, -2, 2**40, 2**58, 2**62, INT64_MAX, INT64_MIN)
@@ -51,12 +51,18 @@ SEMANTICS_PRESERVING = "non-contiguous view"
 
 def registered_ops() -> List[str]:
     """Names of every op in the ``fastgl`` namespace, from the dispatcher's schemas."""
-    return sorted({schema.name.split("::", 1)[1] for schema in torch._C._jit_get_all_schemas()
-                   if schema.name.startswith("fastgl::")})
+    return sorted(
+        {
+            schema.name.split("::", 1)[1]
+            for schema in torch._C._jit_get_all_schemas()
+            if schema.name.startswith("fastgl::")
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Valid calls, one generator per op: ``rng -> {argument name: value}``.
+
 
 @dataclass(frozen=True)
 class Sizes:
@@ -84,16 +90,28 @@ def _graph(rng: random.Random) -> Dict[str, torch.Tensor]:
     row_of_slot = torch.repeat_interleave(torch.arange(num_nodes), indptr.diff())
     t_indptr, t_rows, t_slots = torch.ops.fastgl.csc_from_coo(row_of_slot, indices, num_nodes)
     dim = rng.randint(1, 4)
-    return {"num_nodes": num_nodes, "num_edges": num_edges, "src": src, "dst": dst,
-            "indptr": indptr, "indices": indices, "perm": perm, "t_indptr": t_indptr,
-            "t_rows": t_rows, "t_slots": t_slots, "gen": gen, "dim": dim,
-            "x": torch.randn(num_nodes, dim, generator=gen),
-            "weight": torch.rand(num_edges, generator=gen)}
+    return {
+        "num_nodes": num_nodes,
+        "num_edges": num_edges,
+        "src": src,
+        "dst": dst,
+        "indptr": indptr,
+        "indices": indices,
+        "perm": perm,
+        "t_indptr": t_indptr,
+        "t_rows": t_rows,
+        "t_slots": t_slots,
+        "gen": gen,
+        "dim": dim,
+        "x": torch.randn(num_nodes, dim, generator=gen),
+        "weight": torch.rand(num_edges, generator=gen),
+    }
 
 
 def _ids(rng: random.Random, bound: int, count: int) -> torch.Tensor:
-    return torch.tensor([rng.randrange(bound) for _ in range(count)] if bound else [],
-                        dtype=torch.long)
+    return torch.tensor(
+        [rng.randrange(bound) for _ in range(count)] if bound else [], dtype=torch.long
+    )
 
 
 def _maybe(rng: random.Random, value):
@@ -107,35 +125,53 @@ def _csc_from_coo(rng):
 
 def _sample_neighbors(rng):
     g = _graph(rng)
-    return {"indptr": g["indptr"], "indices": g["indices"], "weight": _maybe(rng, g["weight"]),
-            "transits": _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids)),
-            "fanout": rng.choice([-1, 0, 1, 3]), "replace": rng.random() < 0.5,
-            "seed": rng.randrange(2**62)}
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "weight": _maybe(rng, g["weight"]),
+        "transits": _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids)),
+        "fanout": rng.choice([-1, 0, 1, 3]),
+        "replace": rng.random() < 0.5,
+        "seed": rng.randrange(2**62),
+    }
 
 
 def _sample_hops(rng):
     g = _graph(rng)
     seeds = _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids))
     cut = rng.randint(0, seeds.numel())
-    return {"indptr": g["indptr"], "indices": g["indices"], "weight": _maybe(rng, g["weight"]),
-            "eid": _maybe(rng, g["perm"]), "seeds": seeds,
-            "seed_ptr": torch.tensor([0, cut, seeds.numel()]),
-            "fanouts": [rng.choice([-1, 0, 2]) for _ in range(rng.randint(0, 3))],
-            "replace": rng.random() < 0.5, "layerwise": rng.random() < 0.5,
-            "disjoint": rng.random() < 0.5, "seed": rng.randrange(2**62)}
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "weight": _maybe(rng, g["weight"]),
+        "eid": _maybe(rng, g["perm"]),
+        "seeds": seeds,
+        "seed_ptr": torch.tensor([0, cut, seeds.numel()]),
+        "fanouts": [rng.choice([-1, 0, 2]) for _ in range(rng.randint(0, 3))],
+        "replace": rng.random() < 0.5,
+        "layerwise": rng.random() < 0.5,
+        "disjoint": rng.random() < 0.5,
+        "seed": rng.randrange(2**62),
+    }
 
 
 def _id_map(rng):
     bound = 3 * size.max_ids
     prefix = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
-    return {"prefix": prefix[:rng.randint(0, size.max_ids)],
-            "ids": _ids(rng, bound, rng.randint(0, 2 * size.max_ids))}
+    return {
+        "prefix": prefix[: rng.randint(0, size.max_ids)],
+        "ids": _ids(rng, bound, rng.randint(0, 2 * size.max_ids)),
+    }
 
 
 def _aggregation(rng, weighted=True):
     g = _graph(rng)
-    return g, {"indptr": g["indptr"], "indices": g["indices"],
-               "weight": _maybe(rng, g["weight"]) if weighted else None, "x": g["x"]}
+    return g, {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "weight": _maybe(rng, g["weight"]) if weighted else None,
+        "x": g["x"],
+    }
 
 
 def _spmm(rng):
@@ -145,29 +181,47 @@ def _spmm(rng):
 
 def _es_spmm(rng):
     call = _aggregation(rng)[1]
-    call.update(width=rng.choice([1, 2, 4]), strategy=rng.choice(["bucket", "fastrand"]),
-                reduce=rng.choice(["sum", "max"]))
+    call.update(
+        width=rng.choice([1, 2, 4]),
+        strategy=rng.choice(["bucket", "fastrand"]),
+        reduce=rng.choice(["sum", "max"]),
+    )
     return call
 
 
 def _spmm_max_backward_x(rng):
     g, forward = _aggregation(rng)
     _, arg = torch.ops.fastgl.spmm_max(**forward)
-    return {"t_indptr": g["t_indptr"], "t_rows": g["t_rows"], "t_slots": g["t_slots"],
-            "weight": forward["weight"], "arg": arg, "grad": torch.randn_like(g["x"])}
+    return {
+        "t_indptr": g["t_indptr"],
+        "t_rows": g["t_rows"],
+        "t_slots": g["t_slots"],
+        "weight": forward["weight"],
+        "arg": arg,
+        "grad": torch.randn_like(g["x"]),
+    }
 
 
 def _spmm_max_backward_weight(rng):
     g, forward = _aggregation(rng, weighted=False)
     _, arg = torch.ops.fastgl.spmm_max(**forward)
-    return {"indptr": g["indptr"], "indices": g["indices"], "x": g["x"], "arg": arg,
-            "grad": torch.randn_like(g["x"])}
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "x": g["x"],
+        "arg": arg,
+        "grad": torch.randn_like(g["x"]),
+    }
 
 
 def _sddmm(rng):
     g = _graph(rng)
-    return {"indptr": g["indptr"], "indices": g["indices"], "a": torch.randn_like(g["x"]),
-            "b": g["x"]}
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "a": torch.randn_like(g["x"]),
+        "b": g["x"],
+    }
 
 
 def _edge_softmax(rng):
@@ -184,8 +238,10 @@ def _edge_softmax_backward(rng):
 def _match(rng):
     bound = 3 * size.max_ids
     prev = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
-    return {"prev_nodes": prev[:rng.randint(0, size.max_ids)],
-            "next_nodes": _ids(rng, bound, rng.randint(0, size.max_ids))}
+    return {
+        "prev_nodes": prev[: rng.randint(0, size.max_ids)],
+        "next_nodes": _ids(rng, bound, rng.randint(0, size.max_ids)),
+    }
 
 
 def _overlap_counts(rng):
@@ -202,14 +258,16 @@ def _gather_rows(rng):
     gathered = rows if index is None else index.numel()
     use_out_index = rng.random() < 0.4
     out_rows = gathered + rng.randint(0, 3)
-    out_index = (torch.randperm(out_rows)[:gathered] if use_out_index else None)
+    out_index = torch.randperm(out_rows)[:gathered] if use_out_index else None
     return {"x": x, "index": index, "out": torch.zeros(out_rows, dim), "out_index": out_index}
 
 
 def _transit_schedule(rng):
-    return {"transits": _ids(rng, size.max_ids, rng.randint(0, 2 * size.max_ids)),
-            "min_block_pairs": rng.randint(1, 4),
-            "chunk_size": rng.choice([1, 2, 32])}
+    return {
+        "transits": _ids(rng, size.max_ids, rng.randint(0, 2 * size.max_ids)),
+        "min_block_pairs": rng.randint(1, 4),
+        "chunk_size": rng.choice([1, 2, 32]),
+    }
 
 
 # Each op's generator of valid calls and the oracle that judges what it returns.
@@ -236,6 +294,7 @@ FUZZED_OPS: Dict[str, Tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
 # ---------------------------------------------------------------------------------------------
 # Mutations by schema type: ``(description, new value)`` pairs.
 
+
 def _with_entry(t: torch.Tensor, value, rng: random.Random) -> torch.Tensor:
     changed = t.clone()
     changed.view(-1)[rng.randrange(t.numel())] = value
@@ -250,12 +309,15 @@ def _non_contiguous(t: torch.Tensor) -> torch.Tensor:
     return wide[..., 0]
 
 
-def tensor_mutations(t: torch.Tensor, others: List[torch.Tensor],
-                     rng: random.Random) -> List[Tuple[str, Optional[torch.Tensor]]]:
+def tensor_mutations(
+    t: torch.Tensor, others: List[torch.Tensor], rng: random.Random
+) -> List[Tuple[str, Optional[torch.Tensor]]]:
     out: List[Tuple[str, Optional[torch.Tensor]]] = [("None", None)]
     out += [(f"as {dtype}", t.to(dtype)) for dtype in DTYPES if dtype != t.dtype]
-    out += [("one dimension more", t.unsqueeze(0)),
-            ("one dimension less", t.reshape(-1) if t.dim() > 1 else t.sum())]
+    out += [
+        ("one dimension more", t.unsqueeze(0)),
+        ("one dimension less", t.reshape(-1) if t.dim() > 1 else t.sum()),
+    ]
     if t.dim() >= 1:
         out += [("empty", t[:0]), ("one longer", torch.cat([t, t[:1]]) if len(t) else t)]
         if len(t):
@@ -269,8 +331,10 @@ def tensor_mutations(t: torch.Tensor, others: List[torch.Tensor],
                 extremes += [2**40, INT64_MAX, INT64_MIN]
             out += [(f"an entry {value}", _with_entry(t, value, rng)) for value in extremes]
         elif t.is_floating_point():
-            out += [(f"an entry {value}", _with_entry(t, value, rng))
-                    for value in (float("nan"), float("inf"), float("-inf"))]
+            out += [
+                (f"an entry {value}", _with_entry(t, value, rng))
+                for value in (float("nan"), float("inf"), float("-inf"))
+            ]
     # Aliases of the same dtype first: those are the ones an op could read after writing.
     aliases = sorted((o for o in others if o is not t), key=lambda o: o.dtype != t.dtype)
     out += [("aliasing another argument", other) for other in aliases[:2]]
@@ -293,8 +357,9 @@ def scalar_mutations(kind: str, value) -> List[Tuple[str, object]]:
 
 def argument_kinds(op: str) -> Dict[str, str]:
     schema = getattr(torch.ops.fastgl, op).default._schema
-    return {arg.name: str(arg.type).replace("Optional[Tensor]", "Tensor") for arg in
-            schema.arguments}
+    return {
+        arg.name: str(arg.type).replace("Optional[Tensor]", "Tensor") for arg in schema.arguments
+    }
 
 
 def mutations_of(op: str, call: dict, rng: random.Random) -> List[Tuple[str, dict]]:
@@ -315,12 +380,13 @@ def mutations_of(op: str, call: dict, rng: random.Random) -> List[Tuple[str, dic
 
 # ---------------------------------------------------------------------------------------------
 
+
 def run_case(op: str, call: dict):
     """``(outcome, detail)``: the result, or the exception's message."""
     fn = getattr(torch.ops.fastgl, op)
     try:
         return "returned", fn(**call)
-    except Exception as error:  # noqa: BLE001  (any exception is fine if it names the op)
+    except Exception as error:
         return "raised", f"{type(error).__name__}: {error}"
 
 
@@ -384,8 +450,12 @@ def fuzz(rounds: int, seed: int = 0, threads: int = 2) -> dict:
     ops = registered_ops()
     for op in ops:
         if op not in FUZZED_OPS:
-            fuzzer.fail(op, "-", "no valid call and oracle to fuzz with: add them to FUZZED_OPS "
-                        "in tests/fuzz_ops.py")
+            fuzzer.fail(
+                op,
+                "-",
+                "no valid call and oracle to fuzz with: add them to FUZZED_OPS "
+                "in tests/fuzz_ops.py",
+            )
     fuzzed = [op for op in ops if op in FUZZED_OPS]
     torch.set_num_threads(1)
     for _ in range(rounds):
@@ -396,8 +466,12 @@ def fuzz(rounds: int, seed: int = 0, threads: int = 2) -> dict:
     for op in fuzzed:
         fuzzer.round(op, rng, pairs=False)
     size = SMALL
-    return {"total": sum(fuzzer.counts.values()), "per_op": fuzzer.counts, "ops": ops,
-            "failures": fuzzer.failures}
+    return {
+        "total": sum(fuzzer.counts.values()),
+        "per_op": fuzzer.counts,
+        "ops": ops,
+        "failures": fuzzer.failures,
+    }
 
 
 def main(argv: List[str]) -> None:

@@ -11,13 +11,21 @@ No op may change an argument other than ``gather_rows``' ``out``.
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import torch
-
-from reference import (csc_reference_of, expected_draws, first_occurrence, gather_rows_reference, id_map_reference,
-                       match_reference, overlap_counts_reference, picked_slots,
-                       reference_edge_softmax, transit_schedule_reference)
+from reference import (
+    csc_reference_of,
+    expected_draws,
+    first_occurrence,
+    gather_rows_reference,
+    id_map_reference,
+    match_reference,
+    overlap_counts_reference,
+    picked_slots,
+    reference_edge_softmax,
+    transit_schedule_reference,
+)
 
 Tensor = torch.Tensor
 Fault = Optional[str]
@@ -26,9 +34,14 @@ Fault = Optional[str]
 def same(a, b) -> bool:
     """Equal dtype, shape and values; NaNs equal each other."""
     if isinstance(a, Tensor):
-        return isinstance(b, Tensor) and a.dtype == b.dtype and a.shape == b.shape and \
-            bool(((a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else
-                  (a == b)).all())
+        return (
+            isinstance(b, Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(
+                ((a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else (a == b)).all()
+            )
+        )
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     return a == b
@@ -71,19 +84,22 @@ def _max_rows(indptr: Tensor, messages: Tensor) -> tuple:
     rows, num_rows = _rows_of(indptr), indptr.numel() - 1
     shape = (num_rows, messages.shape[1])
     value = torch.zeros(shape, dtype=messages.dtype).scatter_reduce_(
-        0, rows.unsqueeze(1).expand_as(messages), messages, "amax", include_self=False)
+        0, rows.unsqueeze(1).expand_as(messages), messages, "amax", include_self=False
+    )
     winner = value[rows]
     is_max = (messages == winner) | (messages.isnan() & winner.isnan())
     slots = torch.arange(messages.shape[0]).unsqueeze(1).expand_as(messages)
     none = torch.iinfo(torch.int64).max
     arg = torch.full(shape, none).scatter_reduce_(
-        0, rows.unsqueeze(1).expand_as(messages), torch.where(is_max, slots, none), "amin")
+        0, rows.unsqueeze(1).expand_as(messages), torch.where(is_max, slots, none), "amin"
+    )
     arg[arg == none] = -1
     return value, arg
 
 
 # ---------------------------------------------------------------------------------------------
 # Deterministic ops: a reference from the inputs.
+
 
 def csc_from_coo(before, after, result) -> Fault:
     expected = csc_reference_of(before["src"], before["dst"], before["num_nodes"])
@@ -92,8 +108,9 @@ def csc_from_coo(before, after, result) -> Fault:
 
 def id_map(before, after, result) -> Fault:
     unique, local = id_map_reference(before["prefix"], before["ids"])
-    return _expect([t.tolist() for t in result] == [unique, local],
-                   "not prefix + first occurrences")
+    return _expect(
+        [t.tolist() for t in result] == [unique, local], "not prefix + first occurrences"
+    )
 
 
 def spmm(before, after, result) -> Fault:
@@ -108,21 +125,32 @@ def spmm_max(before, after, result) -> Fault:
 
 def _picked_slots(indptr: Tensor, width: int, strategy: str) -> Tensor:
     """Every slot ES-SpMM reads, row by row."""
-    return torch.tensor([start + j for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist())
-                         for j in picked_slots(end - start, width, strategy)], dtype=torch.long)
+    return torch.tensor(
+        [
+            start + j
+            for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist())
+            for j in picked_slots(end - start, width, strategy)
+        ],
+        dtype=torch.long,
+    )
 
 
 def es_spmm(before, after, result) -> Fault:
     slots = _picked_slots(before["indptr"], before["width"], before["strategy"])
-    counts = torch.bincount(_rows_of(before["indptr"])[slots],
-                            minlength=before["indptr"].numel() - 1)
+    counts = torch.bincount(
+        _rows_of(before["indptr"])[slots], minlength=before["indptr"].numel() - 1
+    )
     picked_ptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
     messages = _messages(before)[slots]
     if before["reduce"] == "max":
-        return _expect(same(result, _max_rows(picked_ptr, messages)[0]),
-                       "differs from the maxima over the picked edges")
-    return _expect(close(result, _sum_rows(picked_ptr, messages, before["x"])),
-                   "differs from the sums over the picked edges")
+        return _expect(
+            same(result, _max_rows(picked_ptr, messages)[0]),
+            "differs from the maxima over the picked edges",
+        )
+    return _expect(
+        close(result, _sum_rows(picked_ptr, messages, before["x"])),
+        "differs from the sums over the picked edges",
+    )
 
 
 def sddmm(before, after, result) -> Fault:
@@ -149,12 +177,14 @@ def edge_softmax_backward(before, after, result) -> Fault:
 
 def spmm_max_backward_x(before, after, result) -> Fault:
     t_indptr, arg, grad = before["t_indptr"], before["arg"], before["grad"]
-    source, row, slot = _rows_of(t_indptr), before["t_rows"].long(), before["t_slots"].long()
+    row, slot = before["t_rows"].long(), before["t_slots"].long()
     won = arg[row] == slot.unsqueeze(1)
     scale = 1 if before["weight"] is None else before["weight"][slot].to(grad.dtype).unsqueeze(1)
     contribution = torch.where(won, grad[row] * scale, torch.zeros((), dtype=grad.dtype))
-    return _expect(close(result, _sum_rows(t_indptr, contribution, grad)),
-                   "differs from the gradient routed to the winning sources")
+    return _expect(
+        close(result, _sum_rows(t_indptr, contribution, grad)),
+        "differs from the gradient routed to the winning sources",
+    )
 
 
 def spmm_max_backward_weight(before, after, result) -> Fault:
@@ -177,20 +207,23 @@ def overlap_counts(before, after, result) -> Fault:
 
 
 def gather_rows(before, after, result) -> Fault:
-    expected = gather_rows_reference(before["x"], before["index"], before["out"],
-                                     before["out_index"])
+    expected = gather_rows_reference(
+        before["x"], before["index"], before["out"], before["out_index"]
+    )
     return _expect(result is None and same(after["out"], expected), "out holds the wrong rows")
 
 
 def transit_schedule(before, after, result) -> Fault:
     order, segments, starts, thread_tier, items = transit_schedule_reference(
-        before["transits"].tolist(), before["min_block_pairs"], before["chunk_size"])
+        before["transits"].tolist(), before["min_block_pairs"], before["chunk_size"]
+    )
     expected = [order, segments, starts, thread_tier, [s for s, _ in items], [c for _, c in items]]
     return _expect([t.tolist() for t in result] == expected, "not the transit-grouped schedule")
 
 
 # ---------------------------------------------------------------------------------------------
 # Random samplers: the invariants of a valid sample.
+
 
 def _drawable(before, transits: Tensor) -> Tensor:
     """Edges each transit can draw: its in-degree, or its positive-weight in-edges. Only the
@@ -202,8 +235,9 @@ def _drawable(before, transits: Tensor) -> Tensor:
     return positive[end] - positive[start]
 
 
-def _valid_draws(before, pair_ptr: Tensor, transits: Tensor, slots: Tensor,
-                 fanout: int, replace: bool) -> Fault:
+def _valid_draws(
+    before, pair_ptr: Tensor, transits: Tensor, slots: Tensor, fanout: int, replace: bool
+) -> Fault:
     """Each pair drew as many in-edges of its transit as the fanout says, of positive weight,
     distinct without replacement."""
     indptr, counts = before["indptr"], pair_ptr.diff()
@@ -222,15 +256,21 @@ def _valid_draws(before, pair_ptr: Tensor, transits: Tensor, slots: Tensor,
 
 def sample_neighbors(before, after, result) -> Fault:
     ptr, neighbors, slots = result
-    if not (ptr.numel() == before["transits"].numel() + 1 and int(ptr[0]) == 0 and
-            int(ptr[-1]) == neighbors.numel() == slots.numel()):
+    if not (
+        ptr.numel() == before["transits"].numel() + 1
+        and int(ptr[0]) == 0
+        and int(ptr[-1]) == neighbors.numel() == slots.numel()
+    ):
         return "ptr does not delimit the outputs"
-    fault = _valid_draws(before, ptr, before["transits"], slots, before["fanout"],
-                         before["replace"])
+    fault = _valid_draws(
+        before, ptr, before["transits"], slots, before["fanout"], before["replace"]
+    )
     if fault:
         return fault
-    return _expect(torch.equal(neighbors, before["indices"][slots].long()),
-                   "a neighbor is not the source of its drawn edge")
+    return _expect(
+        torch.equal(neighbors, before["indices"][slots].long()),
+        "a neighbor is not the source of its drawn edge",
+    )
 
 
 def _slots_of_edge_ids(before, targets: Tensor, sources: Tensor, edge_ids: Tensor) -> Fault:
@@ -251,12 +291,14 @@ def sample_hops(before, after, result) -> Fault:
     nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree = result
     seeds, seed_ptr, indptr = before["seeds"], before["seed_ptr"], before["indptr"]
     num_batches, num_hops = seed_ptr.numel() - 1, len(before["fanouts"])
-    shapes_fit = (node_counts.shape == (num_batches, num_hops + 1) and
-                  edge_counts.shape == (num_batches, num_hops) and
-                  int(node_counts.sum()) == nodes.numel() == in_degrees.numel() and
-                  int(edge_counts.sum()) == row.numel() == col.numel() == edge_ids.numel() and
-                  seed_local.numel() == seeds.numel() and
-                  tree.numel() == (nodes.numel() if before["disjoint"] else 0))
+    shapes_fit = (
+        node_counts.shape == (num_batches, num_hops + 1)
+        and edge_counts.shape == (num_batches, num_hops)
+        and int(node_counts.sum()) == nodes.numel() == in_degrees.numel()
+        and int(edge_counts.sum()) == row.numel() == col.numel() == edge_ids.numel()
+        and seed_local.numel() == seeds.numel()
+        and tree.numel() == (nodes.numel() if before["disjoint"] else 0)
+    )
     if not shapes_fit:
         return "the outputs' sizes do not fit each other"
     if not torch.equal(in_degrees, indptr[nodes + 1] - indptr[nodes]):
@@ -265,33 +307,53 @@ def sample_hops(before, after, result) -> Fault:
     for b in range(num_batches):
         node_begin = 0 if b == 0 else int(node_end[b - 1])
         edge_begin = 0 if b == 0 else int(edge_end[b - 1])
-        batch = nodes[node_begin:int(node_end[b])]
-        batch_seeds = seeds[int(seed_ptr[b]):int(seed_ptr[b + 1])]
-        if not torch.equal(batch[seed_local[int(seed_ptr[b]):int(seed_ptr[b + 1])]],
-                           batch_seeds):
+        batch = nodes[node_begin : int(node_end[b])]
+        batch_seeds = seeds[int(seed_ptr[b]) : int(seed_ptr[b + 1])]
+        if not torch.equal(batch[seed_local[int(seed_ptr[b]) : int(seed_ptr[b + 1])]], batch_seeds):
             return f"batch {b}: seed_local does not point at the seeds"
-        distinct = batch_seeds.tolist() if before["disjoint"] else \
-            first_occurrence(batch_seeds.tolist())
-        if batch[:int(node_counts[b, 0])].tolist() != distinct:
+        distinct = (
+            batch_seeds.tolist() if before["disjoint"] else first_occurrence(batch_seeds.tolist())
+        )
+        if batch[: int(node_counts[b, 0])].tolist() != distinct:
             return f"batch {b}: the first nodes are not its distinct seeds"
         edges = slice(edge_begin, int(edge_end[b]))
         local_row, local_col = row[edges], col[edges]
-        if local_row.numel() and not bool(((local_row >= 0) & (local_row < batch.numel()) &
-                                           (local_col >= 0) &
-                                           (local_col < batch.numel())).all()):
+        if local_row.numel() and not bool(
+            (
+                (local_row >= 0)
+                & (local_row < batch.numel())
+                & (local_col >= 0)
+                & (local_col < batch.numel())
+            ).all()
+        ):
             return f"batch {b}: a local id is out of the batch's range"
         fault = _slots_of_edge_ids(before, batch[local_col], batch[local_row], edge_ids[edges])
-        batch_tree = tree[node_begin:int(node_end[b])] if before["disjoint"] else None
-        fault = fault or _hops_grow_the_batch(before, batch, batch_tree, node_counts[b],
-                                              edge_counts[b], local_row, local_col,
-                                              edge_ids[edges])
+        batch_tree = tree[node_begin : int(node_end[b])] if before["disjoint"] else None
+        fault = fault or _hops_grow_the_batch(
+            before,
+            batch,
+            batch_tree,
+            node_counts[b],
+            edge_counts[b],
+            local_row,
+            local_col,
+            edge_ids[edges],
+        )
         if fault:
             return f"batch {b}: {fault}"
     return None
 
 
-def _hops_grow_the_batch(before, batch: Tensor, batch_tree: Optional[Tensor], node_counts: Tensor,
-                         edge_counts: Tensor, row: Tensor, col: Tensor, edge_ids: Tensor) -> Fault:
+def _hops_grow_the_batch(
+    before,
+    batch: Tensor,
+    batch_tree: Optional[Tensor],
+    node_counts: Tensor,
+    edge_counts: Tensor,
+    row: Tensor,
+    col: Tensor,
+    edge_ids: Tensor,
+) -> Fault:
     """Hop by hop: the frontier (the nodes new at the hop before, or all so far when
     layer-wise) drew its in-edges as the hop's fanout says, grouped by target in frontier order,
     and the hop's new nodes are the first occurrences of the drawn sources not seen before. A
@@ -304,26 +366,32 @@ def _hops_grow_the_batch(before, batch: Tensor, batch_tree: Optional[Tensor], no
     for hop, fanout in enumerate(before["fanouts"]):
         first = 0 if before["layerwise"] or hop == 0 else node_end[hop - 1]
         frontier = range(first, node_end[hop])
-        hop_col = col[edge_end[hop]:edge_end[hop + 1]]
-        hop_row = row[edge_end[hop]:edge_end[hop + 1]]
+        hop_col = col[edge_end[hop] : edge_end[hop + 1]]
+        hop_row = row[edge_end[hop] : edge_end[hop + 1]]
         inside = bool(((hop_col >= frontier.start) & (hop_col < frontier.stop)).all())
         if not inside or not bool((hop_col.diff() >= 0).all()):
             return f"hop {hop}'s edges are not grouped by the targets of its frontier"
         counts = torch.bincount(hop_col - frontier.start, minlength=len(frontier))
-        transits = batch[frontier.start:frontier.stop]
+        transits = batch[frontier.start : frontier.stop]
         if before["eid"] is None:  # edge ids are slots: the draws themselves can be checked
             pair_ptr = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
-            fault = _valid_draws(before, pair_ptr, transits,
-                                 edge_ids[edge_end[hop]:edge_end[hop + 1]], fanout,
-                                 before["replace"])
+            fault = _valid_draws(
+                before,
+                pair_ptr,
+                transits,
+                edge_ids[edge_end[hop] : edge_end[hop + 1]],
+                fanout,
+                before["replace"],
+            )
             if fault:
                 return f"hop {hop}: {fault}"
-        elif not torch.equal(counts, expected_draws(_drawable(before, transits), fanout,
-                                                    before["replace"])):
+        elif not torch.equal(
+            counts, expected_draws(_drawable(before, transits), fanout, before["replace"])
+        ):
             return f"hop {hop}: draw counts {counts.tolist()} do not follow fanout {fanout}"
-        seen = set(keys[:node_end[hop]].tolist())
+        seen = set(keys[: node_end[hop]].tolist())
         new = [key for key in first_occurrence(keys[hop_row].tolist()) if key not in seen]
-        if keys[node_end[hop]:node_end[hop + 1]].tolist() != new:
+        if keys[node_end[hop] : node_end[hop + 1]].tolist() != new:
             return f"hop {hop}'s new nodes are not the first occurrences of its sources"
     return None
 
@@ -332,8 +400,9 @@ MUTABLE_ARGUMENTS = {"gather_rows": {"out"}}
 
 
 def snapshot(call: dict) -> dict:
-    return {name: value.clone() if isinstance(value, Tensor) else value
-            for name, value in call.items()}
+    return {
+        name: value.clone() if isinstance(value, Tensor) else value for name, value in call.items()
+    }
 
 
 Oracle = Callable[[dict, dict, object], Fault]
@@ -347,5 +416,5 @@ def check_result(op: str, oracle: Oracle, before: dict, after: dict, result) -> 
             return f"the op changed its argument {name}"
     try:
         return oracle(before, after, result)
-    except Exception as error:  # noqa: BLE001  (a result the reference cannot even read)
+    except Exception as error:
         return f"the result does not fit its inputs: {type(error).__name__}: {error}"[:300]

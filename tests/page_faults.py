@@ -15,11 +15,19 @@ PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
 
 class PerfEventAttr(ctypes.Structure):
     """The first 64 bytes of Linux's perf_event_attr (PERF_ATTR_SIZE_VER0)."""
-    _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
-                ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64),
-                ("read_format", ctypes.c_uint64), ("flags", ctypes.c_uint64),
-                ("wakeup_events", ctypes.c_uint32), ("bp_type", ctypes.c_uint32),
-                ("bp_addr", ctypes.c_uint64)]
+
+    _fields_ = [
+        ("type", ctypes.c_uint32),
+        ("size", ctypes.c_uint32),
+        ("config", ctypes.c_uint64),
+        ("sample_period", ctypes.c_uint64),
+        ("sample_type", ctypes.c_uint64),
+        ("read_format", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("wakeup_events", ctypes.c_uint32),
+        ("bp_type", ctypes.c_uint32),
+        ("bp_addr", ctypes.c_uint64),
+    ]
 
 
 def open_fault_counter():
@@ -29,8 +37,12 @@ def open_fault_counter():
     if PERF_EVENT_OPEN is None or not sys.platform.startswith("linux"):
         return None
     exclude_kernel_and_hypervisor = (1 << 5) | (1 << 6)
-    attr = PerfEventAttr(type=1, size=ctypes.sizeof(PerfEventAttr), config=5,  # SW, FAULTS_MIN
-                         flags=exclude_kernel_and_hypervisor)
+    attr = PerfEventAttr(
+        type=1,
+        size=ctypes.sizeof(PerfEventAttr),
+        config=5,  # SW, FAULTS_MIN
+        flags=exclude_kernel_and_hypervisor,
+    )
     libc = ctypes.CDLL(None, use_errno=True)
     fd = libc.syscall(PERF_EVENT_OPEN, ctypes.byref(attr), 0, -1, -1, 0)
     return fd if fd >= 0 else None

@@ -28,6 +28,7 @@ HUB_DEGREE = 100_000
 # CSC from edge_index
 # ---------------------------------------------------------------------------------------------
 
+
 def csc_reference(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
     """``(indptr int64 [N+1], indices [E] (dtype of edge_index), eid int64 [E])`` by a stable
     sort of the edges by target."""
@@ -37,8 +38,11 @@ def csc_reference(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, T
 def csc_reference_of(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
     """:func:`csc_reference` of separate ``src`` and ``dst`` (their dtypes may differ)."""
     dst = dst.to(torch.int64)
-    counts = torch.bincount(dst, minlength=num_nodes) if dst.numel() else torch.zeros(
-        num_nodes, dtype=torch.int64)
+    counts = (
+        torch.bincount(dst, minlength=num_nodes)
+        if dst.numel()
+        else torch.zeros(num_nodes, dtype=torch.int64)
+    )
     indptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
     indptr[1:] = torch.cumsum(counts, 0)
     eid = torch.sort(dst, stable=True).indices
@@ -56,14 +60,17 @@ def csc_reference_python(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Te
     for bucket in buckets:
         eid.extend(bucket)
         indptr.append(len(eid))
-    return (torch.tensor(indptr, dtype=torch.int64),
-            torch.tensor([src[e] for e in eid], dtype=edge_index.dtype),
-            torch.tensor(eid, dtype=torch.int64))
+    return (
+        torch.tensor(indptr, dtype=torch.int64),
+        torch.tensor([src[e] for e in eid], dtype=edge_index.dtype),
+        torch.tensor(eid, dtype=torch.int64),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # id_map
 # ---------------------------------------------------------------------------------------------
+
 
 def id_map_reference(prefix: Sequence[int], ids: Sequence[int]) -> Tuple[List[int], List[int]]:
     """``(unique, local)``: ``unique`` is ``prefix`` then the ids not in it in first-occurrence
@@ -101,8 +108,10 @@ def first_occurrence(values: Sequence[int]) -> List[int]:
 # Multi-hop neighbor sampling: structure / validity check
 # ---------------------------------------------------------------------------------------------
 
-def available_in_edges(edge_index: Tensor, num_nodes: int,
-                       edge_weight: Optional[Tensor] = None) -> Tensor:
+
+def available_in_edges(
+    edge_index: Tensor, num_nodes: int, edge_weight: Optional[Tensor] = None
+) -> Tensor:
     """``[N]`` int64: in-edges a node can draw from (weighted: only those of weight > 0)."""
     dst = edge_index[1].to(torch.int64).cpu()
     if dst.numel() == 0:
@@ -117,14 +126,22 @@ def expected_draws(available: Tensor, fanout: int, replace: bool) -> Tensor:
     if fanout < 0:
         return available.clone()
     if replace:
-        return torch.where(available > 0, torch.full_like(available, fanout),
-                           torch.zeros_like(available))
+        return torch.where(
+            available > 0, torch.full_like(available, fanout), torch.zeros_like(available)
+        )
     return torch.clamp(available, max=fanout)
 
 
-def check_neighbor_sample(sub, edge_index: Tensor, num_nodes: int, seeds: Tensor,
-                          fanouts: Sequence[int], replace: bool = False,
-                          edge_weight: Optional[Tensor] = None, ordered: bool = True) -> None:
+def check_neighbor_sample(
+    sub,
+    edge_index: Tensor,
+    num_nodes: int,
+    seeds: Tensor,
+    fanouts: Sequence[int],
+    replace: bool = False,
+    edge_weight: Optional[Tensor] = None,
+    ordered: bool = True,
+) -> None:
     """Asserts that ``sub`` (a SampledSubgraph) is a valid sample of ``fanouts`` around ``seeds``.
 
     ``edge_weight`` is the original per-edge weight when the sample was weighted (else None).
@@ -138,8 +155,13 @@ def check_neighbor_sample(sub, edge_index: Tensor, num_nodes: int, seeds: Tensor
     seeds = seeds.cpu().to(torch.int64)
     num_hops = len(fanouts)
 
-    for name, t in (("nodes", nodes), ("row", row), ("col", col), ("eid", eid),
-                    ("seed_index", sub.seed_index.cpu())):
+    for name, t in (
+        ("nodes", nodes),
+        ("row", row),
+        ("col", col),
+        ("eid", eid),
+        ("seed_index", sub.seed_index.cpu()),
+    ):
         assert t.dtype == torch.int64, f"{name} has dtype {t.dtype}"
         assert t.dim() == 1, f"{name} has shape {tuple(t.shape)}"
     assert row.numel() == col.numel() == eid.numel()
@@ -182,29 +204,37 @@ def check_neighbor_sample(sub, edge_index: Tensor, num_nodes: int, seeds: Tensor
         # Targets of this hop are exactly the nodes new at the previous hop.
         if hop_col.numel():
             assert int(hop_col.min()) >= hop_node_start and int(hop_col.max()) < hop_node_end, (
-                f"hop {hop + 1} has an edge whose target is not a node of hop {hop}")
+                f"hop {hop + 1} has an edge whose target is not a node of hop {hop}"
+            )
             if ordered:
                 assert bool((hop_col[1:] >= hop_col[:-1]).all()), (
-                    f"hop {hop + 1} edges are not grouped by target in frontier order")
+                    f"hop {hop + 1} edges are not grouped by target in frontier order"
+                )
         frontier = nodes[hop_node_start:hop_node_end]
-        per_target = torch.bincount(hop_col - hop_node_start, minlength=frontier.numel()) \
-            if hop_col.numel() else torch.zeros(frontier.numel(), dtype=torch.int64)
+        per_target = (
+            torch.bincount(hop_col - hop_node_start, minlength=frontier.numel())
+            if hop_col.numel()
+            else torch.zeros(frontier.numel(), dtype=torch.int64)
+        )
         want = expected_draws(available[frontier], fanout, replace)
         assert torch.equal(per_target, want), (
             f"hop {hop + 1} (fanout {fanout}, replace={replace}): per-target counts "
-            f"{per_target.tolist()} != expected {want.tolist()}")
+            f"{per_target.tolist()} != expected {want.tolist()}"
+        )
         if not replace or fanout < 0:
             # Without replacement (or taking all): no edge twice for one target. An edge has one
             # target and each node is a target at one hop only, so eids are distinct per hop.
             assert hop_eid.unique().numel() == hop_eid.numel(), (
-                f"hop {hop + 1}: an edge was drawn twice without replacement")
+                f"hop {hop + 1}: an edge was drawn twice without replacement"
+            )
         # New nodes of this hop: sources in edge order, first occurrence, not seen before.
         for v in src_of[hop_eid].tolist():
             if v not in position:
                 position[v] = len(expected_nodes)
                 expected_nodes.append(v)
         assert sub.num_sampled_nodes[hop + 1] == len(expected_nodes) - hop_node_end, (
-            f"hop {hop + 1}: num_sampled_nodes")
+            f"hop {hop + 1}: num_sampled_nodes"
+        )
         hop_node_start, hop_node_end = hop_node_end, len(expected_nodes)
         edge_start = edge_end
     assert nodes.tolist() == expected_nodes, "nodes are not in hop-by-hop first-occurrence order"
@@ -241,8 +271,9 @@ def check_blocks(sub, edge_index: Tensor) -> None:
         if block.indptr is not None:  # the CSC offsets a sampler's block carries describe dst
             assert bool((dst[1:] >= dst[:-1]).all())
             counts = torch.bincount(dst, minlength=block.num_dst_nodes)
-            assert torch.equal(block.indptr.cpu(),
-                               torch.cat([counts.new_zeros(1), counts.cumsum(0)]))
+            assert torch.equal(
+                block.indptr.cpu(), torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+            )
         if i > 0:  # consecutive blocks: each layer's sources are the previous layer's targets
             assert blocks[i - 1].num_dst_nodes == block.num_src_nodes
     if blocks:
@@ -264,8 +295,10 @@ def assert_same_subgraph(a, b) -> None:
 # Graph builders
 # ---------------------------------------------------------------------------------------------
 
-def random_edge_index(num_nodes: int, num_edges: int, dtype: torch.dtype = torch.int64,
-                      seed: int = 0) -> Tensor:
+
+def random_edge_index(
+    num_nodes: int, num_edges: int, dtype: torch.dtype = torch.int64, seed: int = 0
+) -> Tensor:
     """``[2, E]`` uniformly random edges (self loops and multi-edges allowed)."""
     if num_nodes == 0:
         assert num_edges == 0
@@ -284,20 +317,31 @@ def star_edge_index(degree: int, center: int = 0, dtype: torch.dtype = torch.int
     return torch.stack([leaves, torch.full_like(leaves, center)]).to(dtype)
 
 
-def hub_edge_index(hub_degree: int = HUB_DEGREE, num_nodes: int = 1000, extra_edges: int = 3000,
-                   dtype: torch.dtype = torch.int64, seed: int = 0) -> Tuple[Tensor, int]:
+def hub_edge_index(
+    hub_degree: int = HUB_DEGREE,
+    num_nodes: int = 1000,
+    extra_edges: int = 3000,
+    dtype: torch.dtype = torch.int64,
+    seed: int = 0,
+) -> Tuple[Tensor, int]:
     """A random graph on ``num_nodes`` nodes plus node 0 with ``hub_degree`` in-edges (sources
     drawn with repeats: multi-edges have distinct edge ids). Returns ``(edge_index, N)``."""
     gen = torch.Generator().manual_seed(seed)
     hub_src = torch.randint(0, num_nodes, (hub_degree,), generator=gen)
     hub = torch.stack([hub_src, torch.zeros_like(hub_src)])
     rest = torch.randint(0, num_nodes, (2, extra_edges), generator=gen)
-    return torch.cat([rest[:, : extra_edges // 2], hub, rest[:, extra_edges // 2:]], 1).to(dtype), \
-        num_nodes
+    return torch.cat([rest[:, : extra_edges // 2], hub, rest[:, extra_edges // 2 :]], 1).to(
+        dtype
+    ), num_nodes
 
 
-def isolated_edge_index(num_nodes: int, num_edges: int, num_isolated: int,
-                        dtype: torch.dtype = torch.int64, seed: int = 0) -> Tuple[Tensor, int]:
+def isolated_edge_index(
+    num_nodes: int,
+    num_edges: int,
+    num_isolated: int,
+    dtype: torch.dtype = torch.int64,
+    seed: int = 0,
+) -> Tuple[Tensor, int]:
     """Random edges among the first ``num_nodes`` nodes, then ``num_isolated`` nodes with no
     edges at all. Returns ``(edge_index, N)``."""
     return random_edge_index(num_nodes, num_edges, dtype, seed), num_nodes + num_isolated
@@ -322,8 +366,9 @@ def edge_index_strategy(draw, max_nodes: int = 40, max_edges: int = 200, allow_e
     return edge_index.to(dtype), num_nodes + extra_isolated
 
 
-def random_weights(num_edges: int, seed: int = 0, zero_fraction: float = 0.2,
-                   dtype: torch.dtype = torch.float32) -> Tensor:
+def random_weights(
+    num_edges: int, seed: int = 0, zero_fraction: float = 0.2, dtype: torch.dtype = torch.float32
+) -> Tensor:
     """Positive weights with roughly ``zero_fraction`` of them exactly zero."""
     gen = torch.Generator().manual_seed(seed)
     w = torch.rand(num_edges, generator=gen, dtype=torch.float64) * 4 + 0.05
@@ -334,6 +379,7 @@ def random_weights(num_edges: int, seed: int = 0, zero_fraction: float = 0.2,
 # ---------------------------------------------------------------------------------------------
 # Match-Reorder (match, overlap_counts) and gather_rows
 # ---------------------------------------------------------------------------------------------
+
 
 def match_reference(prev_nodes: Sequence[int], next_nodes: Sequence[int]) -> List[int]:
     """``position[j]``: the index of ``next_nodes[j]`` in ``prev_nodes`` (distinct ids), or -1."""
@@ -354,14 +400,15 @@ def overlap_counts_reference(nodes: Sequence[int], offsets: Sequence[int]) -> Li
         nodes = nodes.tolist()
     if isinstance(offsets, Tensor):
         offsets = offsets.tolist()
-    sets = [set(nodes[offsets[s]:offsets[s + 1]]) for s in range(len(offsets) - 1)]
+    sets = [set(nodes[offsets[s] : offsets[s + 1]]) for s in range(len(offsets) - 1)]
     for s, members in enumerate(sets):
         assert len(members) == offsets[s + 1] - offsets[s], "the reference expects distinct sets"
     return [[len(a & b) for b in sets] for a in sets]
 
 
-def gather_rows_reference(x: Tensor, index: Optional[Tensor], out: Tensor,
-                          out_index: Optional[Tensor]) -> Tensor:
+def gather_rows_reference(
+    x: Tensor, index: Optional[Tensor], out: Tensor, out_index: Optional[Tensor]
+) -> Tensor:
     """A copy of ``out`` with ``out[out_index[i]] = x[index[i]]`` (a missing index: 0, 1, ...),
     by plain PyTorch indexing on the CPU."""
     expected = out.detach().cpu().clone()
@@ -379,6 +426,7 @@ def gather_rows_reference(x: Tensor, index: Optional[Tensor], out: Tensor,
 # sample_hops (batch 0: its draws are sample_neighbors' with the per-hop keys)
 # ---------------------------------------------------------------------------------------------
 
+
 def hop_key(key: int, hop: int) -> int:
     """The per-hop Philox key the compiled sampler derives from the call's key (the golden-ratio
     increment of splitmix64), as a signed int64 for the op schema."""
@@ -390,9 +438,16 @@ def as_op_key(key: int) -> int:
     return key - (1 << 64) if key >= 1 << 63 else key
 
 
-def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], key: int,
-                          replace: bool = False, weighted: bool = False, layerwise: bool = False,
-                          disjoint: bool = False) -> Dict[str, List]:
+def sample_hops_reference(
+    graph,
+    seeds: Sequence[int],
+    fanouts: Sequence[int],
+    key: int,
+    replace: bool = False,
+    weighted: bool = False,
+    layerwise: bool = False,
+    disjoint: bool = False,
+) -> Dict[str, List]:
     """The first batch of ``fastgl::sample_hops``, hop by hop: ``sample_neighbors`` draws (its
     own tests compare it with the exact distributions) and a pure-Python first-occurrence
     relabel of node keys (``tree * N + node`` when disjoint)."""
@@ -409,9 +464,14 @@ def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], k
         frontier_end = len(nodes)
         transits = [k % n if disjoint else k for k in nodes[frontier_begin:frontier_end]]
         ptr, nbr, pos = sample_neighbors(
-            graph.indptr, graph.indices, torch.tensor(transits, dtype=torch.int64), fanout,
-            replace=replace, weight=graph.weight if weighted else None,
-            seed=hop_key(key, hop))
+            graph.indptr,
+            graph.indices,
+            torch.tensor(transits, dtype=torch.int64),
+            fanout,
+            replace=replace,
+            weight=graph.weight if weighted else None,
+            seed=hop_key(key, hop),
+        )
         counts = (ptr[1:] - ptr[:-1]).tolist()
         targets = [frontier_begin + p for p, c in enumerate(counts) for _ in range(c)]
         tree_base = [nodes[t] - nodes[t] % n if disjoint else 0 for t in targets]
@@ -424,15 +484,23 @@ def sample_hops_reference(graph, seeds: Sequence[int], fanouts: Sequence[int], k
         frontier_begin = 0 if layerwise else frontier_end
     node_ids = [k % n if disjoint else k for k in nodes]
     degree = graph.in_degrees()
-    return dict(nodes=node_ids, node_counts=node_counts, row=row, col=col, edge_ids=edge_ids,
-                edge_counts=edge_counts, seed_local=seed_local,
-                in_degrees=[int(degree[v]) for v in node_ids],
-                tree=[k // n for k in nodes] if disjoint else [])
+    return dict(
+        nodes=node_ids,
+        node_counts=node_counts,
+        row=row,
+        col=col,
+        edge_ids=edge_ids,
+        edge_counts=edge_counts,
+        seed_local=seed_local,
+        in_degrees=[int(degree[v]) for v in node_ids],
+        tree=[k // n for k in nodes] if disjoint else [],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Aggregation details: ES-SpMM's picked edges, the edge softmax, the transit schedule
 # ---------------------------------------------------------------------------------------------
+
 
 def picked_slots(degree, width, strategy):
     """The paper's rule, written independently: positions within a row that ES-SpMM reads."""
@@ -463,6 +531,10 @@ def transit_schedule_reference(transits, min_block_pairs, chunk_size):
     for t in segments:
         starts.append(starts[-1] + counts[t])
     thread_tier = [i for i, p in enumerate(order) if counts[transits[p]] < min_block_pairs]
-    items = [(s, c) for s, t in enumerate(segments) if counts[t] >= min_block_pairs
-             for c in range(-(-counts[t] // chunk_size))]
+    items = [
+        (s, c)
+        for s, t in enumerate(segments)
+        if counts[t] >= min_block_pairs
+        for c in range(-(-counts[t] // chunk_size))
+    ]
     return order, segments, starts, thread_tier, items

@@ -6,12 +6,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import reference_edge_softmax
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import csc_from_coo, sddmm, spmm
-from fastgl.nn.functional import aggregate, edge_softmax, gat_scores
 from fastgl.graph import Block
-from reference import reference_edge_softmax
+from fastgl.nn.functional import aggregate, edge_softmax, gat_scores
+from fastgl.ops import csc_from_coo, sddmm, spmm
 
 
 def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
@@ -21,7 +21,8 @@ def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
     if reduce == "max":
         index = dst.unsqueeze(1).expand_as(messages)
         return torch.zeros(num_dst, x.shape[1], dtype=x.dtype).scatter_reduce(
-            0, index, messages, "amax", include_self=False)
+            0, index, messages, "amax", include_self=False
+        )
     out = torch.zeros(num_dst, x.shape[1], dtype=x.dtype).index_add_(0, dst, messages)
     if reduce == "mean":
         degree = torch.bincount(dst, minlength=num_dst).clamp(min=1).to(x.dtype)
@@ -45,15 +46,20 @@ def graphs(draw):
 
 
 @settings(max_examples=60)
-@given(graphs(), st.sampled_from([1, 5, 33, 70]), st.sampled_from(["sum", "mean", "max"]),
-       st.booleans())
+@given(
+    graphs(),
+    st.sampled_from([1, 5, 33, 70]),
+    st.sampled_from(["sum", "mean", "max"]),
+    st.booleans(),
+)
 def test_graph_matches_reference(graph_and_gen, dim, reduce, weighted):
     graph, gen = graph_and_gen
     x = torch.randn(graph.num_nodes, dim, generator=gen, dtype=torch.float64)
     weight = torch.rand(graph.num_edges, generator=gen, dtype=torch.float64) if weighted else None
     got = aggregate(graph, x, weight, reduce)
-    expected = reference_aggregate(graph.indices.long(), slot_targets(graph), graph.num_nodes, x,
-                                   weight, reduce)
+    expected = reference_aggregate(
+        graph.indices.long(), slot_targets(graph), graph.num_nodes, x, weight, reduce
+    )
     torch.testing.assert_close(got, expected)
 
 
@@ -73,24 +79,33 @@ def test_sampled_block_matches_reference(reduce):
         got = aggregate(block, x, weight, reduce)
         assert got.shape == (block.num_dst_nodes, 16)
         torch.testing.assert_close(
-            got, reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, reduce))
+            got, reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, reduce)
+        )
 
 
 def shuffled(block):
     """The same block with its edges in a random order (destinations no longer sorted)."""
     order = torch.randperm(block.num_edges, generator=torch.Generator().manual_seed(1))
-    return Block(src=block.src[order], dst=block.dst[order], eid=block.eid[order],
-                 src_nodes=block.src_nodes, num_src_nodes=block.num_src_nodes,
-                 num_dst_nodes=block.num_dst_nodes), order
+    return Block(
+        src=block.src[order],
+        dst=block.dst[order],
+        eid=block.eid[order],
+        src_nodes=block.src_nodes,
+        num_src_nodes=block.num_src_nodes,
+        num_dst_nodes=block.num_dst_nodes,
+    ), order
 
 
-@pytest.mark.parametrize("indptr, match", [
-    (torch.tensor([0, 1]), r"shape \[\d+\]"),
-    (None, "int64 tensor"),
-    ("first", "run from 0 to num_edges"),
-    ("last", "run from 0 to num_edges"),
-    ("decreasing", "without decreasing"),
-])
+@pytest.mark.parametrize(
+    "indptr, match",
+    [
+        (torch.tensor([0, 1]), r"shape \[\d+\]"),
+        (None, "int64 tensor"),
+        ("first", "run from 0 to num_edges"),
+        ("last", "run from 0 to num_edges"),
+        ("decreasing", "without decreasing"),
+    ],
+)
 def test_block_offsets_that_would_read_out_of_bounds_are_rejected(indptr, match):
     block = sampled_blocks()[0]
     good = block.indptr.clone()
@@ -115,8 +130,9 @@ def test_block_offsets_move_with_the_block():
     moved = block.to("cpu")
     assert moved.indptr is not None and torch.equal(moved.indptr, block.indptr)
     x = torch.randn(block.num_src_nodes, 4)
-    torch.testing.assert_close(aggregate(moved, x),
-                               aggregate(dataclasses.replace(block, indptr=None), x))
+    torch.testing.assert_close(
+        aggregate(moved, x), aggregate(dataclasses.replace(block, indptr=None), x)
+    )
 
 
 def test_unsorted_block_uses_its_own_edge_order():
@@ -126,7 +142,8 @@ def test_unsorted_block_uses_its_own_edge_order():
     weight = torch.rand(block.num_edges, dtype=torch.float64)
     torch.testing.assert_close(
         aggregate(block, x, weight, "mean"),
-        reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, "mean"))
+        reference_aggregate(block.src, block.dst, block.num_dst_nodes, x, weight, "mean"),
+    )
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
@@ -153,8 +170,9 @@ def test_max_backward_ops_match_autograd_of_reference(graph_and_gen, dim):
     w = torch.rand(graph.num_edges, generator=gen, dtype=torch.float64, requires_grad=True)
     grad_out = torch.randn(graph.num_nodes, dim, generator=gen, dtype=torch.float64)
     got = torch.autograd.grad(aggregate(graph, x, w, "max"), (x, w), grad_out)
-    expected_out = reference_aggregate(graph.indices.long(), slot_targets(graph),
-                                       graph.num_nodes, x, w, "max")
+    expected_out = reference_aggregate(
+        graph.indices.long(), slot_targets(graph), graph.num_nodes, x, w, "max"
+    )
     expected = torch.autograd.grad(expected_out, (x, w), grad_out, allow_unused=True)
     for ours, theirs in zip(got, expected):
         torch.testing.assert_close(ours, torch.zeros_like(ours) if theirs is None else theirs)
@@ -170,8 +188,13 @@ def test_max_backward_ops_reject_bad_inputs():
     with pytest.raises(RuntimeError, match="spmm_max_backward_weight: arg must be Long"):
         backward_weight(graph.indptr, graph.indices, x, arg.int(), grad)
     with pytest.raises(RuntimeError, match="spmm_max_backward_weight: grad has 3 columns but x"):
-        backward_weight(graph.indptr, graph.indices, torch.ones(3, 2), torch.zeros(
-            3, 3, dtype=torch.long), torch.ones(3, 3))
+        backward_weight(
+            graph.indptr,
+            graph.indices,
+            torch.ones(3, 2),
+            torch.zeros(3, 3, dtype=torch.long),
+            torch.ones(3, 3),
+        )
     slots = torch.tensor([0, 1, 2])
     backward_x = torch.ops.fastgl.spmm_max_backward_x
     with pytest.raises(RuntimeError, match="spmm_max_backward_x: t_slots id 5 out of range"):
@@ -187,14 +210,16 @@ def test_max_backward_ignores_winners_outside_the_row():
     graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 2]]))
     arg = torch.tensor([[-1], [0], [0]])
     grad = torch.tensor([[1.0], [2.0], [4.0]])
-    got = torch.ops.fastgl.spmm_max_backward_weight(graph.indptr, graph.indices,
-                                                    torch.ones(3, 1), arg, grad)
+    got = torch.ops.fastgl.spmm_max_backward_weight(
+        graph.indptr, graph.indices, torch.ones(3, 1), arg, grad
+    )
     assert got.tolist() == [2.0, 0.0, 0.0]
 
 
 def test_backward_is_deterministic():
-    graph = CSCGraph.from_edge_index(torch.randint(0, 500, (2, 20000),
-                                                   generator=torch.Generator().manual_seed(4)))
+    graph = CSCGraph.from_edge_index(
+        torch.randint(0, 500, (2, 20000), generator=torch.Generator().manual_seed(4))
+    )
     x = torch.randn(graph.num_nodes, 64, requires_grad=True)
     grads = []
     for _ in range(2):
@@ -206,15 +231,17 @@ def test_backward_is_deterministic():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_accumulates_in_fp32(dtype):
-    graph = CSCGraph.from_edge_index(torch.randint(0, 50, (2, 4000),
-                                                   generator=torch.Generator().manual_seed(5)))
+    graph = CSCGraph.from_edge_index(
+        torch.randint(0, 50, (2, 4000), generator=torch.Generator().manual_seed(5))
+    )
     x = torch.rand(graph.num_nodes, 24)
     got = aggregate(graph, x.to(dtype), reduce="sum")
     assert got.dtype == dtype
     expected = aggregate(graph, x.to(dtype).float(), reduce="sum")
     # ~80 edges per node summed in fp32, one rounding at the end: within the output format's ulp.
-    torch.testing.assert_close(got.float(), expected, rtol=1e-2 if dtype == torch.bfloat16 else 2e-3,
-                               atol=0)
+    torch.testing.assert_close(
+        got.float(), expected, rtol=1e-2 if dtype == torch.bfloat16 else 2e-3, atol=0
+    )
 
 
 def test_nodes_without_in_edges_and_empty_graph():
@@ -245,7 +272,9 @@ def test_bad_inputs():
         aggregate(graph, torch.ones(3))
     with pytest.raises(ValueError, match=r"aggregate: edge_weight must have shape \[2\]"):
         aggregate(graph, x, torch.ones(3))
-    with pytest.raises(RuntimeError, match="spmm: edge_weight dtype Double differs from the features. dtype Float"):
+    with pytest.raises(
+        RuntimeError, match="spmm: edge_weight dtype Double differs from the features. dtype Float"
+    ):
         aggregate(graph, x, torch.ones(2, dtype=torch.float64))
     with pytest.raises(RuntimeError, match="spmm: indices id 1 out of range"):
         spmm(graph.indptr, graph.indices, torch.ones(1, 2))
@@ -263,7 +292,9 @@ def test_bad_inputs():
         edge_softmax(graph, torch.ones(2, device="meta"))
 
 
-@pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing")
+@pytest.mark.skipif(
+    not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing"
+)
 def test_opcheck():
     gen = torch.Generator().manual_seed(7)
     graph = CSCGraph.from_edge_index(torch.randint(0, 20, (2, 90), generator=gen), num_nodes=20)
@@ -275,12 +306,15 @@ def test_opcheck():
     torch.library.opcheck(torch.ops.fastgl.spmm_max.default, (graph.indptr, graph.indices, w, x))
     _, arg = torch.ops.fastgl.spmm_max(graph.indptr, graph.indices, w, x)
     grad = torch.randn(20, 6, generator=gen)
-    torch.library.opcheck(torch.ops.fastgl.spmm_max_backward_weight.default,
-                          (graph.indptr, graph.indices, x, arg, grad))
+    torch.library.opcheck(
+        torch.ops.fastgl.spmm_max_backward_weight.default,
+        (graph.indptr, graph.indices, x, arg, grad),
+    )
     rows = torch.repeat_interleave(torch.arange(20), graph.in_degrees())
     t_indptr, t_rows, t_slots = csc_from_coo(rows, graph.indices, 20)
-    torch.library.opcheck(torch.ops.fastgl.spmm_max_backward_x.default,
-                          (t_indptr, t_rows, t_slots, w, arg, grad))
+    torch.library.opcheck(
+        torch.ops.fastgl.spmm_max_backward_x.default, (t_indptr, t_rows, t_slots, w, arg, grad)
+    )
 
 
 def test_torch_compile_forward_and_backward():
@@ -356,12 +390,16 @@ def test_edge_softmax_and_gat_scores_bad_inputs():
         gat_scores(graph, torch.ones(3, 2), torch.ones(3, 1))
 
 
-@pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing")
+@pytest.mark.skipif(
+    not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing"
+)
 def test_edge_softmax_opcheck():
-    graph = CSCGraph.from_edge_index(torch.randint(0, 20, (2, 90),
-                                                   generator=torch.Generator().manual_seed(10)))
+    graph = CSCGraph.from_edge_index(
+        torch.randint(0, 20, (2, 90), generator=torch.Generator().manual_seed(10))
+    )
     scores = torch.randn(90, 3)
     torch.library.opcheck(torch.ops.fastgl.edge_softmax.default, (graph.indptr, scores))
     out = torch.ops.fastgl.edge_softmax(graph.indptr, scores)
-    torch.library.opcheck(torch.ops.fastgl.edge_softmax_backward.default,
-                          (graph.indptr, out, torch.randn(90, 3)))
+    torch.library.opcheck(
+        torch.ops.fastgl.edge_softmax_backward.default, (graph.indptr, out, torch.randn(90, 3))
+    )

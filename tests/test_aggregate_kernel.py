@@ -4,12 +4,12 @@ degrees, and the transposed structure built once per graph or block."""
 
 import pytest
 import torch
+from reference import random_edge_index
 
 from fastgl import CSCGraph, NeighborSampler
-from fastgl.ops import spmm
-from fastgl.nn.functional import aggregate, es_spmm
 from fastgl.nn import functional as _aggregate
-from reference import random_edge_index
+from fastgl.nn.functional import aggregate, es_spmm
+from fastgl.ops import spmm
 
 
 def reference_spmm(graph, x, weight):
@@ -83,8 +83,9 @@ def test_transposed_structure_is_built_once(kind, monkeypatch):
     if kind == "graph":
         structure = graph
     else:
-        sub = NeighborSampler(graph, [5, 3]).sample(torch.arange(40),
-                                                    torch.Generator().manual_seed(0))
+        sub = NeighborSampler(graph, [5, 3]).sample(
+            torch.arange(40), torch.Generator().manual_seed(0)
+        )
         structure = sub.blocks()[0]
     num_src = graph.num_nodes if kind == "graph" else structure.num_src_nodes
     builds = []
@@ -95,7 +96,7 @@ def test_transposed_structure_is_built_once(kind, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(_aggregate, "_transposed", counting)
-    for step in range(3):
+    for _ in range(3):
         x = torch.randn(num_src, 8, requires_grad=True)
         for reduce in ("sum", "mean", "max"):
             aggregate(structure, x, reduce=reduce).sum().backward()
@@ -121,10 +122,12 @@ def test_x_with_more_rows_than_sources_gets_a_gradient_of_its_shape():
     for rows in (50, 53, 50):
         x = torch.randn(rows, 4, dtype=torch.float64, requires_grad=True)
         (grad,) = torch.autograd.grad(aggregate(graph, x).sum(), x)
-        assert grad.shape == (rows, 4) and torch.equal(grad[50:], torch.zeros(rows - 50, 4,
-                                                                               dtype=grad.dtype))
-        torch.testing.assert_close(grad[:50, 0].long(),
-                                   torch.bincount(graph.indices.long(), minlength=50))
+        assert grad.shape == (rows, 4) and torch.equal(
+            grad[50:], torch.zeros(rows - 50, 4, dtype=grad.dtype)
+        )
+        torch.testing.assert_close(
+            grad[:50, 0].long(), torch.bincount(graph.indices.long(), minlength=50)
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -132,9 +135,10 @@ def test_half_precision_mean_of_a_high_degree_row_does_not_overflow(dtype):
     """Mean in half precision is scaled per edge, inside the fp32 accumulation: the sum alone
     (10,000 x 60,000) would overflow fp16."""
     num_edges = 10_000
-    graph = CSCGraph.from_edge_index(torch.stack([torch.arange(num_edges) % 7,
-                                                  torch.zeros(num_edges, dtype=torch.long)]),
-                                     num_nodes=7)
+    graph = CSCGraph.from_edge_index(
+        torch.stack([torch.arange(num_edges) % 7, torch.zeros(num_edges, dtype=torch.long)]),
+        num_nodes=7,
+    )
     x = torch.full((7, 3), 60_000.0).to(dtype)
     out = aggregate(graph, x, reduce="mean")
     assert out.dtype == dtype and torch.isfinite(out).all()

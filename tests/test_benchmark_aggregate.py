@@ -17,12 +17,32 @@ def _write_snap(root, text):
 
 def test_aggregate_benchmark_runs_and_writes_json(tmp_path):
     # A stand-in for the SNAP file: comment lines, non-contiguous ids, a self loop.
-    _write_snap(tmp_path, "# Directed graph\n# FromNodeId\tToNodeId\n10\t20\n20\t30\n30\t10\n"
-                          "20\t10\n30\t30\n")
+    _write_snap(
+        tmp_path,
+        "# Directed graph\n# FromNodeId\tToNodeId\n10\t20\n20\t30\n30\t10\n20\t10\n30\t30\n",
+    )
     out = tmp_path / "aggregate.json"
-    payload = aggregate.main(["--preset", "tiny", "--whole-preset", "tiny", "--dims", "8",
-                              "--repeat", "1", "--warmup", "0", "--batch-size", "64",
-                              "--weight-grad", "--data-dir", str(tmp_path), "--out", str(out)])
+    payload = aggregate.main(
+        [
+            "--preset",
+            "tiny",
+            "--whole-preset",
+            "tiny",
+            "--dims",
+            "8",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--batch-size",
+            "64",
+            "--weight-grad",
+            "--data-dir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ]
+    )
     written = json.loads(out.read_text())
     assert written["benchmark"] == "aggregate"
     for key in ("device_name", "torch", "torch_geometric", "git_commit", "torch_threads"):
@@ -39,11 +59,29 @@ def test_aggregate_benchmark_runs_and_writes_json(tmp_path):
 
 
 def test_missing_data_and_memory_budget_are_skipped_with_a_reason(tmp_path):
-    payload = aggregate.main(["--preset", "tiny", "--cases", "slashdot", "rmat",
-                              "--whole-preset", "tiny", "--dims", "4", "--repeat", "1",
-                              "--passes", "forward", "--memory-budget-gb", "1e-9",
-                              "--data-dir", str(tmp_path / "absent"),
-                              "--out", str(tmp_path / "aggregate.json")])
+    payload = aggregate.main(
+        [
+            "--preset",
+            "tiny",
+            "--cases",
+            "slashdot",
+            "rmat",
+            "--whole-preset",
+            "tiny",
+            "--dims",
+            "4",
+            "--repeat",
+            "1",
+            "--passes",
+            "forward",
+            "--memory-budget-gb",
+            "1e-9",
+            "--data-dir",
+            str(tmp_path / "absent"),
+            "--out",
+            str(tmp_path / "aggregate.json"),
+        ]
+    )
     assert payload["skipped_cases"][0]["case"] == "slashdot"
     assert "not found" in payload["skipped_cases"][0]["reason"]
     assert payload["rows"] and all("memory budget" in r["skipped"] for r in payload["rows"])
@@ -52,7 +90,8 @@ def test_missing_data_and_memory_budget_are_skipped_with_a_reason(tmp_path):
 def test_read_snap_edge_list_relabels_ids(tmp_path):
     _write_snap(tmp_path, "# c\n5\t9\n9\t7\n")
     edges, num_nodes = aggregate.read_snap_edge_list(
-        tmp_path / "snap_soc-Slashdot0902" / "soc-Slashdot0902.txt.gz")
+        tmp_path / "snap_soc-Slashdot0902" / "soc-Slashdot0902.txt.gz"
+    )
     assert num_nodes == 3
     assert torch.equal(edges, torch.tensor([[0, 2], [2, 1]]))
 
@@ -63,8 +102,14 @@ def test_torch_sparse_baseline_layouts_agree():
     from fastgl import Block
 
     src, dst = torch.tensor([0, 2, 1, 3, 0, 3, 0]), torch.tensor([1, 0, 1, 2, 0, 1, 1])
-    block = Block(src=src, dst=dst, eid=torch.arange(7), src_nodes=torch.arange(4),
-                  num_src_nodes=4, num_dst_nodes=3)
+    block = Block(
+        src=src,
+        dst=dst,
+        eid=torch.arange(7),
+        src_nodes=torch.arange(4),
+        num_src_nodes=4,
+        num_dst_nodes=3,
+    )
     structure = aggregate.Structure("b", block, src, dst, 4, 3, {"source": "test"})
     assert structure.csr_perm is not None and structure.has_repeated_entries
     x, w = torch.randn(4, 5), torch.rand(7)

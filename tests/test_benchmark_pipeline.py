@@ -12,16 +12,40 @@ from benchmarks import pipeline
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("pipeline") / "pipeline.json"
     # tiny has 80 training seeds: batches of 16 give 5, of which --max-batches keeps 4.
-    pipeline.main(["--preset", "tiny", "--batch-size", "16", "--fanouts", "5", "5",
-                   "--num-features", "16", "--hidden", "8", "--max-batches", "4",
-                   "--reorder", "4", "--out", str(out)])
+    pipeline.main(
+        [
+            "--preset",
+            "tiny",
+            "--batch-size",
+            "16",
+            "--fanouts",
+            "5",
+            "5",
+            "--num-features",
+            "16",
+            "--hidden",
+            "8",
+            "--max-batches",
+            "4",
+            "--reorder",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
     return json.loads(out.read_text())
 
 
 def test_writes_the_four_configs_with_the_environment(result):
     assert result["benchmark"] == "pipeline"
-    for key in ("device_name", "torch", "git_commit", "torch_threads", "load_average_1_5_15",
-                "load_average_after"):
+    for key in (
+        "device_name",
+        "torch",
+        "git_commit",
+        "torch_threads",
+        "load_average_1_5_15",
+        "load_average_after",
+    ):
         assert key in result["environment"]
     assert [row["config"] for row in result["rows"]] == ["a", "b", "c", "d"]
     assert result["args"]["max_batches"] == 4

@@ -7,9 +7,23 @@ from benchmarks import sampling
 
 def test_sampling_benchmark_runs_and_writes_json(tmp_path):
     out = tmp_path / "sampling.json"
-    payload = sampling.main(["--preset", "tiny", "--repeat", "1", "--batch-sizes", "64",
-                             "--num-batches", "1", "2", "--batched-size", "32",
-                             "--out", str(out)])
+    payload = sampling.main(
+        [
+            "--preset",
+            "tiny",
+            "--repeat",
+            "1",
+            "--batch-sizes",
+            "64",
+            "--num-batches",
+            "1",
+            "2",
+            "--batched-size",
+            "32",
+            "--out",
+            str(out),
+        ]
+    )
     written = json.loads(out.read_text())
     assert written["benchmark"] == "sampling"
     for key in ("device_name", "torch", "git_commit", "torch_threads"):
@@ -23,15 +37,34 @@ def test_es_spmm_benchmark_runs_and_writes_json(tmp_path):
     from benchmarks import es_spmm
 
     out = tmp_path / "es_spmm.json"
-    es_spmm.main(["--rmat", "tiny", "--repeat", "1", "--widths", "2", "8", "--dims", "8",
-                  "--accuracy-widths", "2", "--datasets", "cora", "--epochs", "3",
-                  "--out", str(out)])
+    es_spmm.main(
+        [
+            "--rmat",
+            "tiny",
+            "--repeat",
+            "1",
+            "--widths",
+            "2",
+            "8",
+            "--dims",
+            "8",
+            "--accuracy-widths",
+            "2",
+            "--datasets",
+            "cora",
+            "--epochs",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
     written = json.loads(out.read_text())
     assert written["benchmark"] == "es_spmm" and "git_commit" in written["environment"]
     rows = [r for r in written["speed"] if r["graph"] == "rmat-tiny"]
     assert {r["method"] for r in rows} == {"torch.sparse", "fastgl", "es_spmm"}
     assert {(r["strategy"], r["width"]) for r in rows if r["method"] == "es_spmm"} == {
-        (s, w) for s in ("bucket", "fastrand") for w in (2, 8)}
+        (s, w) for s in ("bucket", "fastrand") for w in (2, 8)
+    }
     assert all(r["median_s"] > 0 and 0 < r["sampling_rate"] <= 1 for r in rows)
     rates = {r["width"]: r["sampling_rate"] for r in rows if r["method"] == "es_spmm"}
     assert rates[2] < rates[8]
@@ -48,8 +81,20 @@ def test_dgl_sampler_benchmark_runs_and_writes_json(tmp_path):
     from benchmarks import dgl_sampler
 
     out = tmp_path / "dgl_sampler.json"
-    payload = dgl_sampler.main(["--graphs", "rmat-tiny", "--batches", "2", "--batch-size", "32",
-                                "--repeat", "1", "--out", str(out)])
+    payload = dgl_sampler.main(
+        [
+            "--graphs",
+            "rmat-tiny",
+            "--batches",
+            "2",
+            "--batch-size",
+            "32",
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     written = json.loads(out.read_text())
     assert written["benchmark"] == "dgl_sampler" and "git_commit" in written["environment"]
     samplers = {row["sampler"] for row in payload["rows"]}

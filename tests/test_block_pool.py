@@ -36,8 +36,10 @@ def sample(sampler, seeds, seed=1):
 
 
 def snapshot(result):
-    return {name: getattr(result, name).clone()
-            for name in ("nodes", "row", "col", "eid", "in_degrees", "seed_index")}
+    return {
+        name: getattr(result, name).clone()
+        for name in ("nodes", "row", "col", "eid", "in_degrees", "seed_index")
+    }
 
 
 def test_live_results_keep_their_buffers(sampler):
@@ -104,11 +106,18 @@ def transparent_huge_pages_always() -> bool:
     return mode.exists() and "[always]" in mode.read_text()
 
 
-@pytest.mark.skipif(mmap.PAGESIZE != 4096 or transparent_huge_pages_always(),
-                    reason="the fault counts below assume 4 KB pages on demand")
+@pytest.mark.skipif(
+    mmap.PAGESIZE != 4096 or transparent_huge_pages_always(),
+    reason="the fault counts below assume 4 KB pages on demand",
+)
 def test_repeated_calls_take_almost_no_page_faults():
-    child = subprocess.run([sys.executable, "-c", FAULTS_OF_REPEATED_CALLS], cwd=TESTS,
-                           capture_output=True, text=True, check=True)
+    child = subprocess.run(
+        [sys.executable, "-c", FAULTS_OF_REPEATED_CALLS],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     faults = json.loads(child.stdout)
     if faults is None:
         pytest.skip("perf_event_open refused (kernel.perf_event_paranoid) or unknown platform")

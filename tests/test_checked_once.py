@@ -15,8 +15,11 @@ needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 
 def _valid_structure(device="cpu"):
-    return (torch.tensor([0, 1, 2, 3, 4], device=device),
-            torch.tensor([1, 2, 3, 0], device=device), torch.randn(4, 3, device=device))
+    return (
+        torch.tensor([0, 1, 2, 3, 4], device=device),
+        torch.tensor([1, 2, 3, 0], device=device),
+        torch.randn(4, 3, device=device),
+    )
 
 
 def _decrease_behind_torchs_back(indptr):
@@ -34,8 +37,7 @@ def test_cpu_structures_are_checked_on_every_call():
 
 
 def test_cpu_csc_from_coo_outputs_are_checked_on_use():
-    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0]), torch.tensor([0, 1, 2, 3]),
-                                          4)
+    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0]), torch.tensor([0, 1, 2, 3]), 4)
     _decrease_behind_torchs_back(indptr)
     with pytest.raises(RuntimeError, match=r"^spmm: indptr decreases"):
         ops.spmm(indptr, indices, None, torch.randn(4, 3))
@@ -62,8 +64,9 @@ def test_an_unchanged_cuda_structure_is_not_checked_again():
 
 @needs_cuda
 def test_cuda_csc_from_coo_outputs_start_out_checked():
-    indptr, indices, _ = ops.csc_from_coo(torch.tensor([1, 2, 3, 0], device="cuda"),
-                                          torch.tensor([0, 1, 2, 3], device="cuda"), 4)
+    indptr, indices, _ = ops.csc_from_coo(
+        torch.tensor([1, 2, 3, 0], device="cuda"), torch.tensor([0, 1, 2, 3], device="cuda"), 4
+    )
     x = torch.randn(4, 3, device="cuda")
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")

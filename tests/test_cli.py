@@ -12,8 +12,13 @@ PLANETOID = Path(__file__).resolve().parents[2] / "shared" / "data" / "planetoid
 
 def run_fastgl(*args, check=True, cwd=None):
     """Runs the command line; runs write their default runs/<timestamp> into ``cwd``."""
-    result = subprocess.run([sys.executable, "-m", "fastgl", *args], capture_output=True,
-                            text=True, timeout=600, cwd=cwd)
+    result = subprocess.run(
+        [sys.executable, "-m", "fastgl", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+    )
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -41,15 +46,26 @@ def test_gcc_builds_on_x86_64_glibc_carry_wide_cpu_kernels():
     from fastgl import _C
 
     if _C.compiler != "gcc" or platform.machine() != "x86_64" or platform.libc_ver()[0] != "glibc":
-        pytest.skip(f"multiversioning is built only by GCC on x86-64 glibc (this build: "
-                    f"{_C.compiler}, {platform.machine()}, {platform.libc_ver()[0] or 'no glibc'})")
+        pytest.skip(
+            f"multiversioning is built only by GCC on x86-64 glibc (this build: "
+            f"{_C.compiler}, {platform.machine()}, {platform.libc_ver()[0] or 'no glibc'})"
+        )
     assert _C.cpu_isas == ("avx512f", "avx2", "default")
 
 
 def test_train_synthetic_writes_summary(tmp_path):
     summary_path = tmp_path / "summary.json"
-    result = run_fastgl("train", "--num-nodes", "3000", "--epochs", "3", "--no-progress",
-                        "--summary-json", str(summary_path), cwd=tmp_path)
+    result = run_fastgl(
+        "train",
+        "--num-nodes",
+        "3000",
+        "--epochs",
+        "3",
+        "--no-progress",
+        "--summary-json",
+        str(summary_path),
+        cwd=tmp_path,
+    )
     assert "epoch 3/3" in result.stdout and "sample" in result.stdout
     summary = json.loads(summary_path.read_text())
     for key in ("test_acc", "val_acc", "epoch_time_s", "sample_s", "load_s", "compute_s"):
@@ -61,9 +77,21 @@ def test_train_synthetic_writes_summary(tmp_path):
 @pytest.mark.skipif(not PLANETOID.exists(), reason="../shared/data/planetoid is not present")
 def test_train_cora_reaches_published_range(tmp_path):
     summary_path = tmp_path / "cora.json"
-    run_fastgl("train", "--dataset", "planetoid", "--root", str(PLANETOID), "--name", "cora",
-               "--epochs", "30", "--no-progress", "--summary-json", str(summary_path),
-               cwd=tmp_path)
+    run_fastgl(
+        "train",
+        "--dataset",
+        "planetoid",
+        "--root",
+        str(PLANETOID),
+        "--name",
+        "cora",
+        "--epochs",
+        "30",
+        "--no-progress",
+        "--summary-json",
+        str(summary_path),
+        cwd=tmp_path,
+    )
     summary = json.loads(summary_path.read_text())
     assert summary["num_nodes"] == 2708
     assert summary["test_acc"] >= 0.72  # GraphSAGE on Cora: about 0.78-0.81 with this setup
@@ -83,10 +111,32 @@ CORA_SETUPS = {
 @pytest.mark.parametrize("model", sorted(CORA_SETUPS))
 def test_cora_accuracy_of_gcn_and_gat(tmp_path, model):
     summary_path = tmp_path / "cora.json"
-    run_fastgl("train", "--dataset", "planetoid", "--root", str(PLANETOID), "--name", "cora",
-               "--normalize-features", "--model", model, *CORA_SETUPS[model], "--epochs", "200",
-               "--weight-decay", "5e-4", "--fanouts", "10", "10", "--seed", "0", "--no-progress",
-               "--summary-json", str(summary_path), cwd=tmp_path)
+    run_fastgl(
+        "train",
+        "--dataset",
+        "planetoid",
+        "--root",
+        str(PLANETOID),
+        "--name",
+        "cora",
+        "--normalize-features",
+        "--model",
+        model,
+        *CORA_SETUPS[model],
+        "--epochs",
+        "200",
+        "--weight-decay",
+        "5e-4",
+        "--fanouts",
+        "10",
+        "10",
+        "--seed",
+        "0",
+        "--no-progress",
+        "--summary-json",
+        str(summary_path),
+        cwd=tmp_path,
+    )
     assert json.loads(summary_path.read_text())["test_acc"] >= 0.79
 
 
@@ -94,8 +144,9 @@ def test_train_fails_with_clear_error_and_nonzero_exit(tmp_path):
     result = run_fastgl("train", "--dataset", "planetoid", check=False, cwd=tmp_path)
     assert result.returncode != 0
     assert "--root" in result.stderr
-    result = run_fastgl("train", "--dataset", "planetoid", "--root", str(tmp_path), check=False,
-                        cwd=tmp_path)
+    result = run_fastgl(
+        "train", "--dataset", "planetoid", "--root", str(tmp_path), check=False, cwd=tmp_path
+    )
     assert result.returncode != 0
     assert "ind.cora" in result.stderr
 
@@ -111,17 +162,39 @@ def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
     log = json.loads((run / "log.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
     assert len(log["epochs"]) == 2 and log["config"]["reorder"] == 8
-    assert set(log["epochs"][0]["phases"]) == {"sample_s", "idmap_s", "reorder_s", "load_s",
-                                               "compute_s", "wait_s"}
+    assert set(log["epochs"][0]["phases"]) == {
+        "sample_s",
+        "idmap_s",
+        "reorder_s",
+        "load_s",
+        "compute_s",
+        "wait_s",
+    }
     assert summary["bytes_h2d"] > 0 and 0 < summary["match_degree"] <= 1
     assert (run / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_train_pipeline_options_reach_the_loader(tmp_path):
     out = tmp_path / "run"
-    run_fastgl("train", "--num-nodes", "2000", "--epochs", "1", "--no-progress", "--reorder",
-               "1", "--no-match", "--cache-budget", "0.5", "--feature-dtype", "bfloat16",
-               "--no-prefetch", "--out-dir", str(out), cwd=tmp_path)
+    run_fastgl(
+        "train",
+        "--num-nodes",
+        "2000",
+        "--epochs",
+        "1",
+        "--no-progress",
+        "--reorder",
+        "1",
+        "--no-match",
+        "--cache-budget",
+        "0.5",
+        "--feature-dtype",
+        "bfloat16",
+        "--no-prefetch",
+        "--out-dir",
+        str(out),
+        cwd=tmp_path,
+    )
     config = json.loads((out / "log.json").read_text())["config"]
     assert config["reorder"] == 1 and config["match"] is False and config["cache"] == 0.5
     assert config["feature_dtype"] == "torch.bfloat16" and config["prefetch"] is False
@@ -134,19 +207,30 @@ def test_train_reads_npz_and_generates_rmat(tmp_path):
 
     path = tmp_path / "graph.npz"
     save_npz(synthetic_node_classification(num_nodes=1500, seed=2), path)
-    for args in (["--dataset", "npz", "--root", str(path)],
-                 ["--dataset", "rmat", "--rmat-preset", "tiny", "--num-features", "16"]):
+    for args in (
+        ["--dataset", "npz", "--root", str(path)],
+        ["--dataset", "rmat", "--rmat-preset", "tiny", "--num-features", "16"],
+    ):
         out = tmp_path / args[1]
-        run_fastgl("train", *args, "--epochs", "1", "--no-progress", "--out-dir", str(out),
-                   cwd=tmp_path)
+        run_fastgl(
+            "train", *args, "--epochs", "1", "--no-progress", "--out-dir", str(out), cwd=tmp_path
+        )
         summary = json.loads((out / "summary.json").read_text())
         assert summary["num_nodes"] == (1500 if args[1] == "npz" else 1000)
 
 
-@pytest.mark.parametrize("text, expected", [
-    (None, None), ("all", "all"), ("0.25", 0.25), ("512MB", 512 * 10**6), ("2GiB", 2 * 2**30),
-    ("1.5kib", 1536), ("4096", 4096),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (None, None),
+        ("all", "all"),
+        ("0.25", 0.25),
+        ("512MB", 512 * 10**6),
+        ("2GiB", 2 * 2**30),
+        ("1.5kib", 1536),
+        ("4096", 4096),
+    ],
+)
 def test_cache_budget_sizes(text, expected):
     from fastgl.cli import parse_cache_budget
 

@@ -27,21 +27,34 @@ print("ok")
 def test_cmake_library_loads_and_runs_ops(tmp_path):
     build = tmp_path / "build"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    configure = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *generator,
-                                f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}"],
-                               capture_output=True, text=True)
+    configure = subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build),
+            *generator,
+            f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if configure.returncode != 0 and torch.version.cuda is not None:
         # A CUDA build of torch makes find_package(Torch) look up a CUDA toolkit matching its
         # CUDA version (cudart, nvToolsExt), even for fastgl's CPU-only library.
-        pytest.skip(f"cmake cannot configure against torch {torch.__version__} (a CUDA "
-                    f"{torch.version.cuda} build) without a matching CUDA toolkit: "
-                    f"{configure.stderr.strip()[-300:]}")
+        pytest.skip(
+            f"cmake cannot configure against torch {torch.__version__} (a CUDA "
+            f"{torch.version.cuda} build) without a matching CUDA toolkit: "
+            f"{configure.stderr.strip()[-300:]}"
+        )
     assert configure.returncode == 0, configure.stdout + configure.stderr
     compiled = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True)
     assert compiled.returncode == 0, compiled.stdout[-4000:] + compiled.stderr[-4000:]
     library = build / "libfastgl_ops.so"
     assert library.exists()
-    result = subprocess.run([sys.executable, "-c", CALL_THROUGH_LIBRARY, str(library)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", CALL_THROUGH_LIBRARY, str(library)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

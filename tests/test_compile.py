@@ -4,23 +4,29 @@ import shutil
 
 import pytest
 import torch
+from reference import random_edge_index, random_weights
 
 import fastgl  # noqa: F401  (registers the ops)
 from fastgl import CSCGraph
 from fastgl.ops import csc_from_coo, gather_rows, id_map, match, overlap_counts, sample_neighbors
-from reference import random_edge_index, random_weights
 
 opcheck = getattr(torch.library, "opcheck", None)
-needs_opcheck = pytest.mark.skipif(opcheck is None,
-                                   reason=f"torch.library.opcheck is missing in torch {torch.__version__}")
+needs_opcheck = pytest.mark.skipif(
+    opcheck is None, reason=f"torch.library.opcheck is missing in torch {torch.__version__}"
+)
 
 # Every opcheck utility. test_aot_dispatch_static traces with static shapes, and an op whose
 # output size depends on the data (sample_neighbors: the number of draws; id_map: the number of
 # distinct ids) cannot have a static output shape: the fake kernel allocates an unbacked SymInt
 # (ctx.new_dynamic_size()), which static tracing rejects with DynamicOutputShapeException. That
 # is inherent to the op, not a bug, so those two ops run every utility but that one.
-ALL_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
-             "test_aot_dispatch_static", "test_aot_dispatch_dynamic")
+ALL_UTILS = (
+    "test_schema",
+    "test_autograd_registration",
+    "test_faketensor",
+    "test_aot_dispatch_static",
+    "test_aot_dispatch_dynamic",
+)
 DATA_DEPENDENT_UTILS = tuple(u for u in ALL_UTILS if u != "test_aot_dispatch_static")
 
 
@@ -49,13 +55,47 @@ def _sample_hops_args():
     two_batches = torch.tensor([0, 5, 12])
     g64, g32, gw = _graph(), _graph(torch.int32), _graph(weighted=True)
     return [
-        (g64.indptr, g64.indices, None, g64.eid, seeds, two_batches, [3, 2], False, False, False, 7),
+        (
+            g64.indptr,
+            g64.indices,
+            None,
+            g64.eid,
+            seeds,
+            two_batches,
+            [3, 2],
+            False,
+            False,
+            False,
+            7,
+        ),
         (g64.indptr, g64.indices, None, None, seeds, two_batches, [2, -1], True, True, False, -3),
         (g32.indptr, g32.indices, None, g32.eid, seeds, two_batches, [4], False, False, True, 1),
-        (gw.indptr, gw.indices, gw.weight, gw.eid, seeds, torch.tensor([0, 12]), [2, 2], False,
-         False, False, 5),
-        (g64.indptr, g64.indices, None, None, seeds[:0], torch.tensor([0]), [3], False, False,
-         False, 0),
+        (
+            gw.indptr,
+            gw.indices,
+            gw.weight,
+            gw.eid,
+            seeds,
+            torch.tensor([0, 12]),
+            [2, 2],
+            False,
+            False,
+            False,
+            5,
+        ),
+        (
+            g64.indptr,
+            g64.indices,
+            None,
+            None,
+            seeds[:0],
+            torch.tensor([0]),
+            [3],
+            False,
+            False,
+            False,
+            0,
+        ),
     ]
 
 
@@ -105,16 +145,25 @@ def _gather_rows_args():
         (x, None, torch.zeros(8, 3), torch.tensor([7, 1, 2, 0, 4, 5])),
         (x, None, torch.zeros(6, 3), None),
         (torch.arange(5), torch.tensor([4, 4]), torch.zeros(2, dtype=torch.long), None),
-        (torch.randn(4, 2, 3).half(), torch.tensor([3]), torch.zeros(2, 2, 3).half(),
-         torch.tensor([1])),
+        (
+            torch.randn(4, 2, 3).half(),
+            torch.tensor([3]),
+            torch.zeros(2, 2, 3).half(),
+            torch.tensor([1]),
+        ),
         (x, torch.empty(0, dtype=torch.long), torch.zeros(0, 3), None),
     ]
 
 
-MATCH_OP_CASES = [(name, args) for name, cases in (("match", _match_args()),
-                                                    ("overlap_counts", _overlap_counts_args()),
-                                                    ("gather_rows", _gather_rows_args()))
-                  for args in cases]
+MATCH_OP_CASES = [
+    (name, args)
+    for name, cases in (
+        ("match", _match_args()),
+        ("overlap_counts", _overlap_counts_args()),
+        ("gather_rows", _gather_rows_args()),
+    )
+    for args in cases
+]
 
 
 @needs_opcheck
@@ -128,8 +177,9 @@ def test_fake_kernels_of_match_ops_match_real_metadata():
     leaves out's metadata alone."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    cases = [(torch.ops.fastgl.match.default, a) for a in _match_args()] + \
-            [(torch.ops.fastgl.overlap_counts.default, a) for a in _overlap_counts_args()]
+    cases = [(torch.ops.fastgl.match.default, a) for a in _match_args()] + [
+        (torch.ops.fastgl.overlap_counts.default, a) for a in _overlap_counts_args()
+    ]
     for op, args in cases:
         real = op(*args)
         with FakeTensorMode() as mode:
@@ -156,8 +206,13 @@ def test_torch_compile_match_ops():
         pytest.skip(f"torch.compile is missing in torch {torch.__version__}")
     torch._dynamo.reset()
     compiled = torch.compile(_match_ops_body, backend="aot_eager")
-    inputs = (torch.tensor([5, 3, 9, 0]), torch.tensor([3, 7, 5, 0, 1]),
-              torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6]), torch.randn(4, 3))
+    inputs = (
+        torch.tensor([5, 3, 9, 0]),
+        torch.tensor([3, 7, 5, 0, 1]),
+        torch.tensor([1, 2, 3, 2, 3, 4]),
+        torch.tensor([0, 3, 6]),
+        torch.randn(4, 3),
+    )
     for r, e in zip(compiled(*inputs), _match_ops_body(*inputs)):
         assert torch.equal(r, e)
 
@@ -191,8 +246,11 @@ def test_static_tracing_of_data_dependent_op_is_the_known_limit():
     """Documents why test_aot_dispatch_static is left out above: it fails on the data-dependent
     output size, not on anything else (if a future torch handles it, this tells us)."""
     with pytest.raises(Exception) as info:
-        opcheck(torch.ops.fastgl.id_map.default, _id_map_args()[0],
-                test_utils="test_aot_dispatch_static")
+        opcheck(
+            torch.ops.fastgl.id_map.default,
+            _id_map_args()[0],
+            test_utils="test_aot_dispatch_static",
+        )
     chain, error = [], info.value
     while error is not None:
         chain.append(type(error).__name__ + ": " + str(error))
@@ -205,10 +263,12 @@ def test_fake_kernels_match_real_metadata():
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    cases = [(torch.ops.fastgl.csc_from_coo.default, a) for a in _csc_args()] + \
-            [(torch.ops.fastgl.sample_neighbors.default, a) for a in _sample_args()] + \
-            [(torch.ops.fastgl.id_map.default, a) for a in _id_map_args()] + \
-            [(torch.ops.fastgl.sample_hops.default, a) for a in _sample_hops_args()]
+    cases = (
+        [(torch.ops.fastgl.csc_from_coo.default, a) for a in _csc_args()]
+        + [(torch.ops.fastgl.sample_neighbors.default, a) for a in _sample_args()]
+        + [(torch.ops.fastgl.id_map.default, a) for a in _id_map_args()]
+        + [(torch.ops.fastgl.sample_hops.default, a) for a in _sample_hops_args()]
+    )
     for op, args in cases:
         real = op(*args)
         with FakeTensorMode(shape_env=ShapeEnv()) as mode:
@@ -226,8 +286,9 @@ def test_fake_kernels_match_real_metadata():
 def _compiled_body(prefix, ids, indptr, indices, transits, weight):
     unique, local = id_map(prefix, ids)
     ptr, nbr, pos = sample_neighbors(indptr, indices, transits, 3, seed=11)
-    wptr, wnbr, wpos = sample_neighbors(indptr, indices, transits, 2, replace=True, weight=weight,
-                                        seed=12)
+    wptr, wnbr, wpos = sample_neighbors(
+        indptr, indices, transits, 2, replace=True, weight=weight, seed=12
+    )
     # Some ordinary tensor work around the ops, so there is a graph to compile.
     return unique * 2, local + 1, ptr, nbr, pos.sum(), wptr, wnbr, wpos
 
@@ -235,8 +296,14 @@ def _compiled_body(prefix, ids, indptr, indices, transits, weight):
 def _compile_inputs():
     g = _graph(weighted=True)
     transits = torch.randint(0, 40, (30,), generator=torch.Generator().manual_seed(5))
-    return (torch.tensor([5, 3]), torch.tensor([3, 7, 7, 5, 9]), g.indptr, g.indices, transits,
-            g.weight)
+    return (
+        torch.tensor([5, 3]),
+        torch.tensor([3, 7, 7, 5, 9]),
+        g.indptr,
+        g.indices,
+        transits,
+        g.weight,
+    )
 
 
 def _has_cxx_compiler() -> bool:

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from fastgl.data import (
-    NodeDataset,
     RMAT_PRESETS,
+    NodeDataset,
     read_npz,
     read_ogb_node_dir,
     rmat_edge_index,

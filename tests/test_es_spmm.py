@@ -4,12 +4,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import picked_slots
+from test_aggregate import graphs, reference_aggregate, sampled_blocks, shuffled
 
 import fastgl.nn as fnn
 from fastgl import CSCGraph
 from fastgl.nn.functional import aggregate, es_spmm
-from reference import picked_slots
-from test_aggregate import graphs, reference_aggregate, sampled_blocks, shuffled
 
 
 def reference_es_spmm(indptr, indices, x, width, strategy, weight=None, reduce="sum"):
@@ -22,8 +22,9 @@ def reference_es_spmm(indptr, indices, x, width, strategy, weight=None, reduce="
             dst.append(row)
     slots, dst = torch.tensor(src, dtype=torch.long), torch.tensor(dst, dtype=torch.long)
     picked_weight = None if weight is None else weight[slots]
-    return reference_aggregate(indices.long()[slots], dst, indptr.numel() - 1, x, picked_weight,
-                               reduce)
+    return reference_aggregate(
+        indices.long()[slots], dst, indptr.numel() - 1, x, picked_weight, reduce
+    )
 
 
 def graph_with_long_rows():
@@ -31,21 +32,30 @@ def graph_with_long_rows():
     gen = torch.Generator().manual_seed(2)
     edges = [torch.randint(0, 200, (2, 1500), generator=gen)]
     for node, degree in ((5, 1500), (9, 1154)):
-        edges.append(torch.stack([torch.randint(0, 200, (degree,), generator=gen),
-                                  torch.full((degree,), node)]))
+        edges.append(
+            torch.stack(
+                [torch.randint(0, 200, (degree,), generator=gen), torch.full((degree,), node)]
+            )
+        )
     return CSCGraph.from_edge_index(torch.cat(edges, 1), num_nodes=200)
 
 
 @settings(max_examples=60)
-@given(graphs(), st.sampled_from([1, 2, 3, 8, 50]), st.sampled_from(["bucket", "fastrand"]),
-       st.sampled_from(["sum", "mean", "max"]), st.booleans())
+@given(
+    graphs(),
+    st.sampled_from([1, 2, 3, 8, 50]),
+    st.sampled_from(["bucket", "fastrand"]),
+    st.sampled_from(["sum", "mean", "max"]),
+    st.booleans(),
+)
 def test_graph_matches_reference(graph_and_gen, width, strategy, reduce, weighted):
     graph, gen = graph_and_gen
     x = torch.randn(graph.num_nodes, 7, generator=gen, dtype=torch.float64)
     weight = torch.rand(graph.num_edges, generator=gen, dtype=torch.float64) if weighted else None
     got = es_spmm(graph, x, width, strategy, weight, reduce)
-    torch.testing.assert_close(got, reference_es_spmm(graph.indptr, graph.indices, x, width,
-                                                      strategy, weight, reduce))
+    torch.testing.assert_close(
+        got, reference_es_spmm(graph.indptr, graph.indices, x, width, strategy, weight, reduce)
+    )
 
 
 @pytest.mark.parametrize("strategy", ["bucket", "fastrand"])
@@ -57,14 +67,16 @@ def test_long_rows_match_reference(strategy, width):
     for reduce in ("sum", "mean", "max"):
         torch.testing.assert_close(
             es_spmm(graph, x, width, strategy, weight, reduce),
-            reference_es_spmm(graph.indptr, graph.indices, x, width, strategy, weight, reduce))
+            reference_es_spmm(graph.indptr, graph.indices, x, width, strategy, weight, reduce),
+        )
 
 
 def test_fastrand_spreads_over_the_row_and_bucket_keeps_its_start():
     # One row of 1000 in-edges from sources 0..999 and x = source id: the result shows which were
     # read (bucket: the first 10; fastrand: ids spread up to 885).
-    graph = CSCGraph.from_edge_index(torch.stack([torch.arange(1000),
-                                                  torch.zeros(1000, dtype=torch.long)]), 1000)
+    graph = CSCGraph.from_edge_index(
+        torch.stack([torch.arange(1000), torch.zeros(1000, dtype=torch.long)]), 1000
+    )
     ids = torch.arange(1000, dtype=torch.float64).unsqueeze(1)
     assert es_spmm(graph, ids, 10, "bucket")[0, 0] == sum(range(10))
     fastrand = es_spmm(graph, ids, 10, "fastrand", reduce="max")[0, 0]
@@ -77,24 +89,30 @@ def test_wide_enough_is_exact(reduce):
     x = torch.randn(200, 9)
     width = int(graph.in_degrees().max())
     for strategy in ("bucket", "fastrand"):
-        torch.testing.assert_close(es_spmm(graph, x, width, strategy, reduce=reduce),
-                                   aggregate(graph, x, reduce=reduce))
+        torch.testing.assert_close(
+            es_spmm(graph, x, width, strategy, reduce=reduce), aggregate(graph, x, reduce=reduce)
+        )
 
 
 def test_blocks_sorted_and_unsorted():
     block = sampled_blocks()[0]
     x = torch.randn(block.num_src_nodes, 5, dtype=torch.float64)
     weight = torch.rand(block.num_edges, dtype=torch.float64)
-    indptr = torch.cat([torch.zeros(1, dtype=torch.long),
-                        torch.bincount(block.dst, minlength=block.num_dst_nodes).cumsum(0)])
+    indptr = torch.cat(
+        [
+            torch.zeros(1, dtype=torch.long),
+            torch.bincount(block.dst, minlength=block.num_dst_nodes).cumsum(0),
+        ]
+    )
     for width in (1, 3):
         expected = reference_es_spmm(indptr, block.src, x, width, "fastrand", weight)
         torch.testing.assert_close(es_spmm(block, x, width, "fastrand", weight), expected)
     # An unsorted block's rows hold its edges in the block's own order.
     unsorted, order = shuffled(block)
     row_order = torch.sort(unsorted.dst, stable=True).indices
-    expected = reference_es_spmm(indptr, unsorted.src[row_order], x, 2, "bucket",
-                                 weight[order][row_order])
+    expected = reference_es_spmm(
+        indptr, unsorted.src[row_order], x, 2, "bucket", weight[order][row_order]
+    )
     torch.testing.assert_close(es_spmm(unsorted, x, 2, "bucket", weight[order]), expected)
 
 
@@ -104,8 +122,7 @@ def test_half_precision_accumulates_in_float(dtype):
     x = torch.rand(200, 16)
     got = es_spmm(graph, x.to(dtype), 64, "fastrand")
     assert got.dtype == dtype
-    torch.testing.assert_close(got.float(), es_spmm(graph, x, 64, "fastrand"), rtol=1e-2,
-                               atol=0.5)
+    torch.testing.assert_close(got.float(), es_spmm(graph, x, 64, "fastrand"), rtol=1e-2, atol=0.5)
 
 
 def test_inference_only():
@@ -143,7 +160,9 @@ def test_bad_inputs_raise_clear_errors():
         es_spmm(graph, x.to("meta"), 4)
     with pytest.raises(ValueError, match="es_spmm: edge_weight is on meta"):
         es_spmm(graph, x, 4, edge_weight=torch.rand(graph.num_edges, device="meta"))
-    with pytest.raises(RuntimeError, match="es_spmm: indices id 199 out of range for a graph of 100"):
+    with pytest.raises(
+        RuntimeError, match="es_spmm: indices id 199 out of range for a graph of 100"
+    ):
         es_spmm(graph, x[:100], 4)
     op = torch.ops.fastgl.es_spmm
     with pytest.raises(RuntimeError, match="es_spmm: strategy must be 'bucket' or 'fastrand'"):
@@ -154,15 +173,19 @@ def test_bad_inputs_raise_clear_errors():
         op(graph.indptr, graph.indices, None, x, 0, "bucket", "sum")
 
 
-@pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing")
+@pytest.mark.skipif(
+    not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck is missing"
+)
 def test_opcheck():
     graph = graph_with_long_rows()
     x = torch.randn(200, 6)
     w = torch.rand(graph.num_edges)
     for strategy in ("bucket", "fastrand"):
         for reduce in ("sum", "max"):
-            torch.library.opcheck(torch.ops.fastgl.es_spmm.default,
-                                  (graph.indptr, graph.indices, w, x, 5, strategy, reduce))
+            torch.library.opcheck(
+                torch.ops.fastgl.es_spmm.default,
+                (graph.indptr, graph.indices, w, x, 5, strategy, reduce),
+            )
 
 
 def test_torch_compile_fullgraph():
@@ -172,8 +195,12 @@ def test_torch_compile_fullgraph():
     x = torch.randn(200, 6)
 
     def infer(x):
-        return torch.ops.fastgl.es_spmm(graph.indptr, graph.indices, None, x.relu(), 8,
-                                        "fastrand", "sum") * 2
+        return (
+            torch.ops.fastgl.es_spmm(
+                graph.indptr, graph.indices, None, x.relu(), 8, "fastrand", "sum"
+            )
+            * 2
+        )
 
     compiled = torch.compile(infer, backend="aot_eager", fullgraph=True)
     torch.testing.assert_close(compiled(x), infer(x))

@@ -3,12 +3,20 @@ PyG one trains Cora as well as fastgl's own training path (PyG's own loader cann
 
 import pytest
 import torch_geometric.typing
+from examples_support import (
+    PLANETOID,
+    SEEDS,
+    changed_lines,
+    example_accuracy,
+    mean,
+    native_accuracy,
+    run_example,
+)
 
-from examples_support import (PLANETOID, SEEDS, changed_lines, example_accuracy, mean,
-                              native_accuracy, run_example)
-
-PAIRS = [("dgl_graphsage.py", "dgl_graphsage_fastgl.py"),
-         ("pyg_graphsage.py", "pyg_graphsage_fastgl.py")]
+PAIRS = [
+    ("dgl_graphsage.py", "dgl_graphsage_fastgl.py"),
+    ("pyg_graphsage.py", "pyg_graphsage_fastgl.py"),
+]
 NO_DATA = "../shared/data/planetoid is not present"
 
 
@@ -30,8 +38,10 @@ def test_pyg_dropin_example_trains_cora_like_fastgl_itself(tmp_path):
 
 
 @pytest.mark.skipif(not PLANETOID.exists(), reason=NO_DATA)
-@pytest.mark.skipif(torch_geometric.typing.WITH_PYG_LIB or torch_geometric.typing.WITH_TORCH_SPARSE,
-                    reason="pyg-lib or torch-sparse is installed: PyG's own loader works here")
+@pytest.mark.skipif(
+    torch_geometric.typing.WITH_PYG_LIB or torch_geometric.typing.WITH_TORCH_SPARSE,
+    reason="pyg-lib or torch-sparse is installed: PyG's own loader works here",
+)
 def test_pyg_original_example_fails_without_pyg_lib(tmp_path):
     # The gap the drop-in fills: PyG's own NeighborLoader stops at its first batch.
     result = run_example("pyg_graphsage.py", 0, tmp_path)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from fuzz_ops import FUZZED_OPS, registered_ops
+from fuzz_oracles import check_result, snapshot
 
 import fastgl  # noqa: F401  (registers the ops)
-from fuzz_oracles import check_result, snapshot
-from fuzz_ops import FUZZED_OPS, registered_ops
 
 TESTS = Path(__file__).resolve().parent
 ROUNDS = 9  # about 1,300 calls a round, then a round of large calls: 12,700 in all, a few seconds
@@ -22,11 +22,17 @@ ROUNDS = 9  # about 1,300 calls a round, then a round of large calls: 12,700 in 
 
 def test_every_op_survives_malformed_inputs(tmp_path):
     report_path = tmp_path / "fuzz.json"
-    child = subprocess.run([sys.executable, str(TESTS / "fuzz_ops.py"), str(report_path),
-                            str(ROUNDS)], cwd=TESTS, capture_output=True, text=True, timeout=900)
+    child = subprocess.run(
+        [sys.executable, str(TESTS / "fuzz_ops.py"), str(report_path), str(ROUNDS)],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     last_case = child.stdout.strip().splitlines()[-1:] or ["(none)"]
-    assert child.returncode == 0, (f"the fuzz child died (exit {child.returncode}) on: "
-                                   f"{last_case[0]}\n{child.stderr[-2000:]}")
+    assert child.returncode == 0, (
+        f"the fuzz child died (exit {child.returncode}) on: {last_case[0]}\n{child.stderr[-2000:]}"
+    )
     report = json.loads(report_path.read_text())
     assert report["failures"] == []
     assert report["total"] >= 10_000, report["total"]
@@ -46,8 +52,11 @@ def _corrupted(result):
         if tensor.numel():
             wrong = tensor.clone()
             wrong.view(-1)[0] += 1
-            return type(result)(tensors[:i] + [wrong] + tensors[i + 1:]) \
-                if isinstance(result, tuple) else wrong
+            return (
+                type(result)(tensors[:i] + [wrong] + tensors[i + 1 :])
+                if isinstance(result, tuple)
+                else wrong
+            )
     return None
 
 
@@ -110,6 +119,9 @@ def test_the_sample_hops_oracle_rejects_a_changed_sample(change):
         pytest.fail("no sample with edges in its last batch's last hop in 500 tries")
     assert check_result("sample_hops", oracle, before, call, result) is None
     last = result[2].numel() - 1
-    keep = torch.arange(last) if change == "the last edge dropped" else \
-        torch.cat([torch.arange(last + 1), torch.tensor([last])])
+    keep = (
+        torch.arange(last)
+        if change == "the last edge dropped"
+        else torch.cat([torch.arange(last + 1), torch.tensor([last])])
+    )
     assert check_result("sample_hops", oracle, before, call, _hops_variant(result, keep))

@@ -4,11 +4,17 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import (
+    csc_reference,
+    csc_reference_python,
+    edge_index_strategy,
+    empty_edge_index,
+    hub_edge_index,
+    random_edge_index,
+)
 
 from fastgl import CSCGraph
 from fastgl.ops import csc_from_coo
-from reference import (csc_reference, csc_reference_python, edge_index_strategy, empty_edge_index,
-                       hub_edge_index, random_edge_index)
 
 
 def targets_of_slots(graph: CSCGraph) -> torch.Tensor:
@@ -29,6 +35,7 @@ def assert_matches_reference(graph: CSCGraph, edge_index: torch.Tensor, num_node
 
 
 # --- conversion vs reference ------------------------------------------------------------------
+
 
 @settings(max_examples=80, deadline=None)
 @given(edge_index_strategy(max_nodes=60, max_edges=400))
@@ -56,7 +63,7 @@ def test_eid_semantics(case):
     assert torch.equal(torch.sort(eid).values, torch.arange(graph.num_edges))
     # Stable: within a node, slots keep input order.
     for v in range(graph.num_nodes):
-        slot = graph.eid[graph.indptr[v]:graph.indptr[v + 1]]
+        slot = graph.eid[graph.indptr[v] : graph.indptr[v + 1]]
         assert bool((slot[1:] > slot[:-1]).all())
     expected_degrees = torch.bincount(edge_index[1].to(torch.int64), minlength=num_nodes)
     assert torch.equal(graph.in_degrees(), expected_degrees)
@@ -135,8 +142,9 @@ def test_two_million_edges():
     order = torch.sort(edge_index[1], stable=True).indices
     assert torch.equal(graph.eid, order)
     assert torch.equal(graph.indices, edge_index[0][order])
-    assert torch.equal(graph.indptr[1:], torch.cumsum(torch.bincount(edge_index[1],
-                                                                     minlength=num_nodes), 0))
+    assert torch.equal(
+        graph.indptr[1:], torch.cumsum(torch.bincount(edge_index[1], minlength=num_nodes), 0)
+    )
     assert int(graph.indptr[0]) == 0
 
 
@@ -194,6 +202,7 @@ def test_csc_from_coo_finds_a_bad_id_anywhere_in_a_long_list(position, bad):
 
 # --- constructor and accessors ----------------------------------------------------------------
 
+
 def test_constructor_accepts_valid_arrays():
     indptr = torch.tensor([0, 2, 2, 3], dtype=torch.int32)
     indices = torch.tensor([1, 2, 0], dtype=torch.int32)
@@ -211,30 +220,39 @@ def _valid():
     return dict(indptr=torch.tensor([0, 2, 3, 3]), indices=torch.tensor([1, 2, 0]))
 
 
-@pytest.mark.parametrize("change, match", [
-    (dict(indptr=torch.tensor([1, 2, 3, 3])), "must start at 0"),
-    (dict(indptr=torch.tensor([0, 3, 2, 3])), "must never decrease"),
-    (dict(indptr=torch.tensor([0, 2, 3, 4])), r"must end at len\(indices\)"),
-    (dict(indptr=torch.tensor([0, 2, 3, 2])), "never decrease|must end at"),
-    (dict(indptr=torch.tensor([], dtype=torch.long)), "num_nodes \\+ 1 >= 1"),
-    (dict(indptr=torch.tensor([[0, 2, 3, 3]])), "indptr must be a 1-D tensor"),
-    (dict(indices=torch.tensor([1, 3, 0])), "id 3, out of range for a graph of 3 nodes"),
-    (dict(indices=torch.tensor([1, -1, 0])), "id -1, out of range"),
-    (dict(indptr=torch.tensor([0.0, 2.0, 3.0, 3.0])), "indptr must be int32 or int64"),
-    (dict(indices=torch.tensor([1.0, 2.0, 0.0])), "indices must be int32 or int64"),
-    (dict(indices=torch.tensor([1, 2, 0], dtype=torch.int16)), "indices must be int32 or int64"),
-    (dict(indices=torch.tensor([1, 2, 0], device="meta")), "indices is on meta but indptr is on cpu"),
-    (dict(eid=torch.tensor([0, 1])), "eid must be int64 of shape \\[3\\]"),
-    (dict(eid=torch.tensor([0, 1, 2], dtype=torch.int32)), "eid must be int64"),
-    (dict(eid=torch.tensor([0, 1, 2], device="meta")), "eid is on meta"),
-    (dict(weight=torch.tensor([1.0, -0.5, 2.0])), "finite and >= 0"),
-    (dict(weight=torch.tensor([1.0, float("nan"), 2.0])), "finite and >= 0"),
-    (dict(weight=torch.tensor([1.0, float("inf"), 2.0])), "finite and >= 0"),
-    (dict(weight=torch.tensor([1.0, 2.0])), "weight must have shape \\[3\\]"),
-    (dict(weight=torch.ones(3, 1)), "weight must have shape \\[3\\]"),
-    (dict(weight=torch.tensor([1, 2, 3])), "weight must be float32 or float64"),
-    (dict(weight=torch.ones(3, device="meta")), "weight is on meta but the graph is on cpu"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(indptr=torch.tensor([1, 2, 3, 3])), "must start at 0"),
+        (dict(indptr=torch.tensor([0, 3, 2, 3])), "must never decrease"),
+        (dict(indptr=torch.tensor([0, 2, 3, 4])), r"must end at len\(indices\)"),
+        (dict(indptr=torch.tensor([0, 2, 3, 2])), "never decrease|must end at"),
+        (dict(indptr=torch.tensor([], dtype=torch.long)), "num_nodes \\+ 1 >= 1"),
+        (dict(indptr=torch.tensor([[0, 2, 3, 3]])), "indptr must be a 1-D tensor"),
+        (dict(indices=torch.tensor([1, 3, 0])), "id 3, out of range for a graph of 3 nodes"),
+        (dict(indices=torch.tensor([1, -1, 0])), "id -1, out of range"),
+        (dict(indptr=torch.tensor([0.0, 2.0, 3.0, 3.0])), "indptr must be int32 or int64"),
+        (dict(indices=torch.tensor([1.0, 2.0, 0.0])), "indices must be int32 or int64"),
+        (
+            dict(indices=torch.tensor([1, 2, 0], dtype=torch.int16)),
+            "indices must be int32 or int64",
+        ),
+        (
+            dict(indices=torch.tensor([1, 2, 0], device="meta")),
+            "indices is on meta but indptr is on cpu",
+        ),
+        (dict(eid=torch.tensor([0, 1])), "eid must be int64 of shape \\[3\\]"),
+        (dict(eid=torch.tensor([0, 1, 2], dtype=torch.int32)), "eid must be int64"),
+        (dict(eid=torch.tensor([0, 1, 2], device="meta")), "eid is on meta"),
+        (dict(weight=torch.tensor([1.0, -0.5, 2.0])), "finite and >= 0"),
+        (dict(weight=torch.tensor([1.0, float("nan"), 2.0])), "finite and >= 0"),
+        (dict(weight=torch.tensor([1.0, float("inf"), 2.0])), "finite and >= 0"),
+        (dict(weight=torch.tensor([1.0, 2.0])), "weight must have shape \\[3\\]"),
+        (dict(weight=torch.ones(3, 1)), "weight must have shape \\[3\\]"),
+        (dict(weight=torch.tensor([1, 2, 3])), "weight must be float32 or float64"),
+        (dict(weight=torch.ones(3, device="meta")), "weight is on meta but the graph is on cpu"),
+    ],
+)
 def test_constructor_validation(change, match):
     kwargs = {**_valid(), **change}
     with pytest.raises(ValueError, match=match):
@@ -244,39 +262,49 @@ def test_constructor_validation(change, match):
         CSCGraph(**kwargs)
 
 
-@pytest.mark.parametrize("edge_index, match", [
-    (torch.tensor([0, 1, 2]), r"edge_index must have shape \[2, E\]"),
-    (torch.zeros(3, 4, dtype=torch.long), r"edge_index must have shape \[2, E\]"),
-    (torch.zeros(2, 4), "edge_index must be int32 or int64"),
-    ([[0, 1], [1, 0]], r"edge_index must have shape \[2, E\]"),
-])
+@pytest.mark.parametrize(
+    "edge_index, match",
+    [
+        (torch.tensor([0, 1, 2]), r"edge_index must have shape \[2, E\]"),
+        (torch.zeros(3, 4, dtype=torch.long), r"edge_index must have shape \[2, E\]"),
+        (torch.zeros(2, 4), "edge_index must be int32 or int64"),
+        ([[0, 1], [1, 0]], r"edge_index must have shape \[2, E\]"),
+    ],
+)
 def test_from_edge_index_validation(edge_index, match):
     with pytest.raises(ValueError, match=match):
         CSCGraph.from_edge_index(edge_index)
 
 
-@pytest.mark.parametrize("weight, match", [
-    (torch.tensor([1.0, -1.0, 1.0]), "finite and >= 0"),
-    (torch.tensor([1.0, 1.0]), r"weight must have shape \[3\]"),
-    (torch.tensor([1, 1, 1]), "float32 or float64"),
-])
+@pytest.mark.parametrize(
+    "weight, match",
+    [
+        (torch.tensor([1.0, -1.0, 1.0]), "finite and >= 0"),
+        (torch.tensor([1.0, 1.0]), r"weight must have shape \[3\]"),
+        (torch.tensor([1, 1, 1]), "float32 or float64"),
+    ],
+)
 def test_from_edge_index_weight_validation(weight, match):
     with pytest.raises(ValueError, match="CSCGraph.from_edge_index: .*" + match):
         CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), edge_weight=weight)
 
 
-@pytest.mark.parametrize("edge_index, num_nodes, match", [
-    (torch.tensor([[0, 5], [1, 2]]), 3, "out of range for a graph of 3 nodes"),
-    (torch.tensor([[0, 1], [1, 4]]), 3, "out of range for a graph of 3 nodes"),
-    (torch.tensor([[0, -1], [1, 2]]), 3, "negative"),
-    (torch.empty(2, 0, dtype=torch.long), -1, "num_nodes must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "edge_index, num_nodes, match",
+    [
+        (torch.tensor([[0, 5], [1, 2]]), 3, "out of range for a graph of 3 nodes"),
+        (torch.tensor([[0, 1], [1, 4]]), 3, "out of range for a graph of 3 nodes"),
+        (torch.tensor([[0, -1], [1, 2]]), 3, "negative"),
+        (torch.empty(2, 0, dtype=torch.long), -1, "num_nodes must be >= 0"),
+    ],
+)
 def test_from_edge_index_ids_out_of_range(edge_index, num_nodes, match):
     with pytest.raises((ValueError, RuntimeError), match=match):
         CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)
 
 
 # --- devices ----------------------------------------------------------------------------------
+
 
 def test_to_cpu_keeps_everything():
     edge_index = random_edge_index(30, 100, seed=1)
@@ -290,8 +318,9 @@ def test_to_cpu_keeps_everything():
 
 def test_to_other_device_moves_every_array():
     """A device without a GPU: the meta device keeps shapes and dtypes."""
-    graph = CSCGraph.from_edge_index(random_edge_index(10, 40, dtype=torch.int32),
-                                     edge_weight=torch.rand(40))
+    graph = CSCGraph.from_edge_index(
+        random_edge_index(10, 40, dtype=torch.int32), edge_weight=torch.rand(40)
+    )
     moved = graph.to("meta")
     assert moved.device.type == "meta"
     for name in ("indptr", "indices", "eid", "weight"):
@@ -303,8 +332,9 @@ def test_to_other_device_moves_every_array():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="pin_memory needs CUDA")
 def test_pin_memory():
-    graph = CSCGraph.from_edge_index(random_edge_index(30, 100, seed=2),
-                                     edge_weight=torch.rand(100))
+    graph = CSCGraph.from_edge_index(
+        random_edge_index(30, 100, seed=2), edge_weight=torch.rand(100)
+    )
     pinned = graph.pin_memory()
     for name in ("indptr", "indices", "eid", "weight"):
         assert getattr(pinned, name).is_pinned()
@@ -313,18 +343,24 @@ def test_pin_memory():
 
 # --- induced edges ----------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
 @given(edge_index_strategy(max_nodes=40, max_edges=300), st.data())
 def test_induced_edges_are_every_edge_between_the_nodes(case, data):
     edge_index, num_nodes = case
     graph = CSCGraph.from_edge_index(edge_index, num_nodes)
-    chosen = data.draw(st.lists(st.integers(0, max(num_nodes - 1, 0)), unique=True,
-                                max_size=num_nodes)) if num_nodes else []
+    chosen = (
+        data.draw(st.lists(st.integers(0, max(num_nodes - 1, 0)), unique=True, max_size=num_nodes))
+        if num_nodes
+        else []
+    )
     nodes = torch.tensor(chosen, dtype=torch.int64)
     row, col, eid = graph.induced_edges(nodes)
     position = {int(n): i for i, n in enumerate(nodes)}
-    expected = sorted((position[int(s)], position[int(t)], e)
-                      for e, (s, t) in enumerate(edge_index.t().tolist())
-                      if s in position and t in position)
+    expected = sorted(
+        (position[int(s)], position[int(t)], e)
+        for e, (s, t) in enumerate(edge_index.t().tolist())
+        if s in position and t in position
+    )
     assert sorted(zip(row.tolist(), col.tolist(), eid.tolist())) == expected
     assert bool((col[1:] >= col[:-1]).all())  # grouped by target, in the order of nodes

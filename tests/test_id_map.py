@@ -4,9 +4,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import id_map_reference
 
 from fastgl.ops import id_map
-from reference import id_map_reference
 
 DTYPES = st.sampled_from([torch.int32, torch.int64])
 
@@ -98,8 +98,10 @@ def test_large_ids_and_dense_ranges():
     check(torch.tensor([2**40 + 7]), big)
     dense = torch.arange(100_000).flip(0).repeat(2)
     check(torch.arange(0, 100_000, 3), dense)
-    check(torch.tensor([2**31 - 1], dtype=torch.int32),
-          torch.tensor([0, 2**31 - 1, 5, 0], dtype=torch.int32))
+    check(
+        torch.tensor([2**31 - 1], dtype=torch.int32),
+        torch.tensor([0, 2**31 - 1, 5, 0], dtype=torch.int32),
+    )
 
 
 def test_large_random():
@@ -118,19 +120,27 @@ def test_all_ids_in_prefix():
 
 # --- bad input --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("prefix, ids, match", [
-    (torch.tensor([1, 2]), torch.tensor([3, -1, 4]), "id_map: .*negative"),
-    (torch.tensor([1, -5]), torch.tensor([3]), "id_map: .*negative"),
-    (torch.tensor([-1]), torch.empty(0, dtype=torch.long), "id_map: .*negative"),
-    (torch.tensor([1, 2, 1]), torch.tensor([3]), "id_map: prefix must hold distinct ids"),
-    (torch.tensor([4, 4]), torch.empty(0, dtype=torch.long), "id_map: prefix must hold distinct"),
-    (torch.tensor([1.0, 2.0]), torch.tensor([3]), "id_map: prefix must be int32 or int64"),
-    (torch.tensor([1, 2]), torch.tensor([3.0]), "id_map: ids must be int32 or int64"),
-    (torch.tensor([1, 2]), torch.tensor([True]), "id_map: ids must be int32 or int64"),
-    (torch.tensor([[1, 2]]), torch.tensor([3]), "id_map: prefix must be 1-D"),
-    (torch.tensor([1, 2]), torch.tensor([[3, 4]]), "id_map: ids must be 1-D"),
-    (torch.tensor([1, 2]), torch.tensor(3), "id_map: ids must be 1-D"),
-])
+
+@pytest.mark.parametrize(
+    "prefix, ids, match",
+    [
+        (torch.tensor([1, 2]), torch.tensor([3, -1, 4]), "id_map: .*negative"),
+        (torch.tensor([1, -5]), torch.tensor([3]), "id_map: .*negative"),
+        (torch.tensor([-1]), torch.empty(0, dtype=torch.long), "id_map: .*negative"),
+        (torch.tensor([1, 2, 1]), torch.tensor([3]), "id_map: prefix must hold distinct ids"),
+        (
+            torch.tensor([4, 4]),
+            torch.empty(0, dtype=torch.long),
+            "id_map: prefix must hold distinct",
+        ),
+        (torch.tensor([1.0, 2.0]), torch.tensor([3]), "id_map: prefix must be int32 or int64"),
+        (torch.tensor([1, 2]), torch.tensor([3.0]), "id_map: ids must be int32 or int64"),
+        (torch.tensor([1, 2]), torch.tensor([True]), "id_map: ids must be int32 or int64"),
+        (torch.tensor([[1, 2]]), torch.tensor([3]), "id_map: prefix must be 1-D"),
+        (torch.tensor([1, 2]), torch.tensor([[3, 4]]), "id_map: ids must be 1-D"),
+        (torch.tensor([1, 2]), torch.tensor(3), "id_map: ids must be 1-D"),
+    ],
+)
 def test_bad_input(prefix, ids, match):
     with pytest.raises(RuntimeError, match=match):
         id_map(prefix, ids)

@@ -20,12 +20,18 @@ PACKAGE = ROOT / "fastgl"
 
 # Layer of each module, by the first matching prefix of its dotted name.
 LAYERS = [
-    ("fastgl._C", 0), ("fastgl._version", 0), ("fastgl.ops", 0),
+    ("fastgl._C", 0),
+    ("fastgl._version", 0),
+    ("fastgl.ops", 0),
     ("fastgl.graph", 1),
     ("fastgl.sampling", 2),
-    ("fastgl.nn", 3), ("fastgl.loader", 3), ("fastgl.data", 3),
-    ("fastgl.train", 4), ("fastgl.report", 4),
-    ("fastgl.cli", 5), ("fastgl.__main__", 5),
+    ("fastgl.nn", 3),
+    ("fastgl.loader", 3),
+    ("fastgl.data", 3),
+    ("fastgl.train", 4),
+    ("fastgl.report", 4),
+    ("fastgl.cli", 5),
+    ("fastgl.__main__", 5),
     ("fastgl.integrations", 6),
 ]
 
@@ -63,8 +69,11 @@ def imported_modules(path: Path, module: str) -> Iterator[Tuple[int, str]]:
                 target = node.module
             # `from . import x` imports the module x when it is one (the package itself is
             # loaded too, but a subpackage's __init__ is the same layer as its modules).
-            submodules = [f"{target}.{alias.name}" for alias in node.names
-                          if _is_module(f"{target}.{alias.name}")]
+            submodules = [
+                f"{target}.{alias.name}"
+                for alias in node.names
+                if _is_module(f"{target}.{alias.name}")
+            ]
             names = submodules if len(submodules) == len(node.names) else [target] + submodules
         else:
             continue
@@ -87,9 +96,11 @@ def fastgl_modules():
 @pytest.mark.parametrize("path", list(fastgl_modules()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_imports_a_layer_above_it(path):
     module = module_name(path)
-    upward = [f"line {line}: {name} (layer {layer_of(name)})"
-              for line, name in imported_modules(path, module)
-              if layer_of(name) > layer_of(module)]
+    upward = [
+        f"line {line}: {name} (layer {layer_of(name)})"
+        for line, name in imported_modules(path, module)
+        if layer_of(name) > layer_of(module)
+    ]
     assert not upward, f"{module} (layer {layer_of(module)}) imports upward: {upward}"
 
 
@@ -97,8 +108,9 @@ def test_no_module_level_getattr():
     """No lazy module attributes: what a module offers is what it defines or imports."""
     for path in fastgl_modules():
         tree = ast.parse(path.read_text())
-        assert not any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
-                       for node in tree.body), path
+        assert not any(
+            isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.body
+        ), path
 
 
 def test_import_fastgl_gives_every_subpackage():

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from page_faults import counting_page_faults
 
 from fastgl import CSCGraph
-from fastgl.ops import csc_from_coo, gather_rows
 from fastgl.nn.functional import aggregate, edge_softmax
-from page_faults import counting_page_faults
+from fastgl.ops import csc_from_coo, gather_rows
 
 # 100,000 x 128 float32 = 51 MB: above glibc's largest mmap threshold (32 MB), so every such
 # output is a fresh mapping whose pages are not resident yet.
@@ -26,15 +26,29 @@ def populate_write_supported() -> bool:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                          ctypes.c_int, ctypes.c_long]
-    page = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE,
-                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    page = libc.mmap(
+        None,
+        mmap.PAGESIZE,
+        mmap.PROT_READ | mmap.PROT_WRITE,
+        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+        -1,
+        0,
+    )
     if page in (None, ctypes.c_void_p(-1).value):
         return False
     try:
-        return libc.madvise(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE),
-                            MADV_POPULATE_WRITE) == 0
+        return (
+            libc.madvise(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE), MADV_POPULATE_WRITE)
+            == 0
+        )
     finally:
         libc.munmap(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE))
 
@@ -91,21 +105,22 @@ def test_large_gather_matches_indexing(two_in_edges_per_row):
 
 def test_large_gather_into_part_of_out(two_in_edges_per_row):
     _, indices, _, x = two_in_edges_per_row
-    rows = indices[:NUM_ROWS // 2]
+    rows = indices[: NUM_ROWS // 2]
     out = torch.full((NUM_ROWS, DIM), 7.0)
     gather_rows(x, rows, out=out)  # writes the first half, leaves the rest alone
-    assert torch.equal(out[:NUM_ROWS // 2], x[rows])
-    assert bool((out[NUM_ROWS // 2:] == 7.0).all())
+    assert torch.equal(out[: NUM_ROWS // 2], x[rows])
+    assert bool((out[NUM_ROWS // 2 :] == 7.0).all())
     scattered = torch.full((NUM_ROWS, DIM), 7.0)
-    targets = torch.randperm(NUM_ROWS, generator=torch.Generator().manual_seed(3))[:NUM_ROWS // 2]
+    targets = torch.randperm(NUM_ROWS, generator=torch.Generator().manual_seed(3))[: NUM_ROWS // 2]
     gather_rows(x, rows, out=scattered, out_index=targets)
     expected = torch.full((NUM_ROWS, DIM), 7.0)
     expected[targets] = x[rows]
     assert torch.equal(scattered, expected)
 
 
-@pytest.mark.skipif(not populate_write_supported(),
-                    reason="needs Linux >= 5.14 (madvise MADV_POPULATE_WRITE)")
+@pytest.mark.skipif(
+    not populate_write_supported(), reason="needs Linux >= 5.14 (madvise MADV_POPULATE_WRITE)"
+)
 def test_large_output_is_populated_in_bulk(two_in_edges_per_row):
     indptr, indices, weight, x = two_in_edges_per_row
     output_pages = NUM_ROWS * DIM * x.element_size() // mmap.PAGESIZE
@@ -146,16 +161,26 @@ def check_csc_huge_page_advice() -> None:
     expected_perm = torch.sort(dst, stable=True).indices
     assert torch.equal(perm, expected_perm)
     assert torch.equal(indices, src[expected_perm])
-    assert torch.equal(indptr, torch.cat([torch.zeros(1, dtype=torch.long),
-                                          torch.bincount(dst, minlength=num_nodes).cumsum(0)]))
+    assert torch.equal(
+        indptr,
+        torch.cat(
+            [torch.zeros(1, dtype=torch.long), torch.bincount(dst, minlength=num_nodes).cumsum(0)]
+        ),
+    )
 
 
-@pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
-                    reason="needs Linux with transparent huge pages")
+@pytest.mark.skipif(
+    not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
+    reason="needs Linux with transparent huge pages",
+)
 def test_csc_arrays_ask_for_huge_pages():
     # In a fresh process: after other tests, glibc may hand the small indptr memory inside a
     # region an earlier large (advised, then freed) array left in its heap.
     child = subprocess.run(
         [sys.executable, "-c", "import test_large_outputs as t; t.check_csc_huge_page_advice()"],
-        cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=300)
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert child.returncode == 0, child.stderr[-3000:]

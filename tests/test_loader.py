@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 
 from fastgl.data import synthetic_node_classification
 from fastgl.graph import CSCGraph
-from fastgl.loader import (BatchRecord, DataLoader, FeatureStore, greedy_order, match,
-                           match_degree, reorder)
+from fastgl.loader import (
+    BatchRecord,
+    DataLoader,
+    FeatureStore,
+    greedy_order,
+    match,
+    match_degree,
+    reorder,
+)
 from fastgl.sampling import NeighborSampler
 
 
@@ -63,7 +70,8 @@ def greedy_reference(degree):
 
 
 node_set = st.lists(st.integers(0, 60), unique=True, max_size=30).map(
-    lambda ids: torch.tensor(ids, dtype=torch.int64))
+    lambda ids: torch.tensor(ids, dtype=torch.int64)
+)
 
 
 @settings(max_examples=80)
@@ -103,8 +111,11 @@ def test_window_limits_are_enforced():
 
 
 @settings(max_examples=60)
-@given(st.data(), st.sampled_from([None, 0.1, 0.5, "all", 1000]),
-       st.sampled_from([torch.float32, torch.float16, torch.bfloat16]))
+@given(
+    st.data(),
+    st.sampled_from([None, 0.1, 0.5, "all", 1000]),
+    st.sampled_from([torch.float32, torch.float16, torch.bfloat16]),
+)
 def test_assembled_buffer_equals_a_plain_gather(data, cache, dtype):
     """Any previous buffer, any partial cache, any dtype: row i is x[nodes[i]]."""
     n, f = 50, 5
@@ -137,15 +148,18 @@ def test_cache_holds_the_hottest_nodes_within_the_budget():
     assert FeatureStore(x, cache=10**9).num_cached == 100  # everything fits: no hotness needed
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(cache=0.5), "needs hotness"),
-    (dict(cache=1.5, hotness=torch.ones(10)), "fraction must lie in"),
-    (dict(cache="lots"), "cache must be"),
-    (dict(cache=-1), "budget must be >= 0"),
-    (dict(transfer="dma"), "transfer must be one of"),
-    (dict(dtype=torch.int32), "float32, float16, bfloat16 or float64"),
-    (dict(y=torch.zeros(3, dtype=torch.long)), "y must have shape"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(cache=0.5), "needs hotness"),
+        (dict(cache=1.5, hotness=torch.ones(10)), "fraction must lie in"),
+        (dict(cache="lots"), "cache must be"),
+        (dict(cache=-1), "budget must be >= 0"),
+        (dict(transfer="dma"), "transfer must be one of"),
+        (dict(dtype=torch.int32), "float32, float16, bfloat16 or float64"),
+        (dict(y=torch.zeros(3, dtype=torch.long)), "y must have shape"),
+    ],
+)
 def test_feature_store_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         FeatureStore(torch.randn(10, 2), **kwargs)
@@ -156,24 +170,34 @@ def test_feature_store_rejects_bad_arguments(kwargs, message):
 
 def make_loader(dataset, graph, **kwargs):
     kwargs.setdefault("generator", torch.Generator().manual_seed(0))
-    return DataLoader(graph, dataset.x, dataset.y, dataset.train_idx, kwargs.pop("fanouts", [4, 3]),
-                      **{"batch_size": 128, **kwargs})
+    return DataLoader(
+        graph,
+        dataset.x,
+        dataset.y,
+        dataset.train_idx,
+        kwargs.pop("fanouts", [4, 3]),
+        **{"batch_size": 128, **kwargs},
+    )
 
 
 @pytest.mark.parametrize("batch_size", [1, 97, 500, 5000])
 @pytest.mark.parametrize("reorder_window", [1, 3, 8])
 @pytest.mark.parametrize("cache", [None, 0.2, "all"])
-def test_every_batch_holds_the_right_rows_over_many_epochs(dataset, graph, batch_size,
-                                                           reorder_window, cache):
-    loader = make_loader(dataset, graph, batch_size=batch_size, reorder=reorder_window,
-                         cache=cache, shuffle=True)
+def test_every_batch_holds_the_right_rows_over_many_epochs(
+    dataset, graph, batch_size, reorder_window, cache
+):
+    loader = make_loader(
+        dataset, graph, batch_size=batch_size, reorder=reorder_window, cache=cache, shuffle=True
+    )
     for _ in range(3 if batch_size > 1 else 1):
         seen = []
         for batch in loader:
             assert torch.equal(batch.x, dataset.x[batch.nodes])
             assert torch.equal(batch.y, dataset.y[batch.seeds])
             assert batch.blocks[-1].num_dst_nodes == batch.batch_size == batch.seeds.numel()
-            assert torch.equal(batch.blocks[0].src_nodes, batch.nodes[:batch.blocks[0].num_src_nodes])
+            assert torch.equal(
+                batch.blocks[0].src_nodes, batch.nodes[: batch.blocks[0].num_src_nodes]
+            )
             seen.append(batch.seeds)
         assert torch.equal(torch.cat(seen).sort().values, dataset.train_idx.sort().values)
 
@@ -219,8 +243,14 @@ def test_records_phases_and_counts(dataset, graph):
 @pytest.mark.parametrize("prefetch", [True, False])
 def test_same_generator_same_batches(dataset, graph, prefetch):
     def run(prefetch_flag):
-        loader = make_loader(dataset, graph, shuffle=True, reorder=3, prefetch=prefetch_flag,
-                             generator=torch.Generator().manual_seed(11))
+        loader = make_loader(
+            dataset,
+            graph,
+            shuffle=True,
+            reorder=3,
+            prefetch=prefetch_flag,
+            generator=torch.Generator().manual_seed(11),
+        )
         return [b.nodes for b in loader]
 
     first, second = run(prefetch), run(not prefetch)
@@ -286,11 +316,14 @@ def test_no_growth_over_many_epochs(dataset, graph):
     assert live_tensors() <= baseline
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(batch_size=0), "batch_size must be >= 1"),
-    (dict(reorder=0), "reorder must be a window of 1 to 64"),
-    (dict(reorder=65), "reorder must be a window of 1 to 64"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(batch_size=0), "batch_size must be >= 1"),
+        (dict(reorder=0), "reorder must be a window of 1 to 64"),
+        (dict(reorder=65), "reorder must be a window of 1 to 64"),
+    ],
+)
 def test_loader_rejects_bad_arguments(dataset, graph, kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_loader(dataset, graph, **kwargs)
@@ -309,8 +342,16 @@ def test_loader_rejects_mismatched_inputs(dataset, graph):
 def test_global_seed_reproduces_an_epoch_without_a_generator(dataset, graph):
     def run():
         torch.manual_seed(5)
-        loader = DataLoader(graph, dataset.x, dataset.y, dataset.train_idx, [4, 3],
-                            batch_size=128, shuffle=True, reorder=3)
+        loader = DataLoader(
+            graph,
+            dataset.x,
+            dataset.y,
+            dataset.train_idx,
+            [4, 3],
+            batch_size=128,
+            shuffle=True,
+            reorder=3,
+        )
         return [b.nodes for b in loader]
 
     first, second = run(), run()

@@ -15,8 +15,10 @@ MALFORMED = {
     "past the last edge": (torch.tensor([0, 2, 4, 100]), r"indptr\[-1\] is 100 but must be 4"),
     "short of the last edge": (torch.tensor([0, 1, 2, 3]), r"indptr\[-1\] is 3 but must be 4"),
     "not starting at 0": (torch.tensor([1, 2, 3, 4]), r"indptr\[0\] is 1 but must be 0"),
-    "decreasing": (torch.tensor([0, 3, 1, 4]),
-                   r"indptr decreases: indptr\[2\] = 1 < indptr\[1\] = 3"),
+    "decreasing": (
+        torch.tensor([0, 3, 1, 4]),
+        r"indptr decreases: indptr\[2\] = 1 < indptr\[1\] = 3",
+    ),
     "negative": (torch.tensor([0, -2, 4, 4]), r"indptr decreases: indptr\[1\] = -2"),
 }
 
@@ -34,10 +36,12 @@ def calls(indptr, device="cpu"):
         "spmm_max": lambda: ops.spmm_max(indptr, indices, torch.ones(4, device=device), x),
         "es_spmm": lambda: ops.es_spmm(indptr, indices, None, x, 2, "bucket", "sum"),
         "sddmm": lambda: ops.sddmm(indptr, indices, grad, x),
-        "spmm_max_backward_weight": lambda: ops.spmm_max_backward_weight(indptr, indices, x, arg,
-                                                                         grad),
-        "spmm_max_backward_x": lambda: ops.spmm_max_backward_x(indptr, indices, indices, None,
-                                                               edge_arg, x),
+        "spmm_max_backward_weight": lambda: ops.spmm_max_backward_weight(
+            indptr, indices, x, arg, grad
+        ),
+        "spmm_max_backward_x": lambda: ops.spmm_max_backward_x(
+            indptr, indices, indices, None, edge_arg, x
+        ),
         "edge_softmax": lambda: ops.edge_softmax(indptr, scores),
         "edge_softmax_backward": lambda: ops.edge_softmax_backward(indptr, scores, scores),
     }
@@ -84,10 +88,16 @@ SAMPLER_GRAPHS = {
     "not starting at 0": (torch.tensor([1, 2, 3, 4]), INDICES, BAD_OFFSETS),
     "short of the last edge": (torch.tensor([0, 1, 2, 3]), INDICES, BAD_OFFSETS),
     "past the last edge": (torch.tensor([0, 2, 4, 100]), INDICES, BAD_OFFSETS),
-    "a negative neighbor": (torch.tensor([0, 2, 4, 4]), torch.tensor([0, -7, 1, 2]),
-                            "indices id -7 out of range for a graph of 3 nodes"),
-    "a neighbor past the last node": (torch.tensor([0, 2, 4, 4]), torch.tensor([0, 9, 1, 2]),
-                                      "indices id 9 out of range for a graph of 3 nodes"),
+    "a negative neighbor": (
+        torch.tensor([0, 2, 4, 4]),
+        torch.tensor([0, -7, 1, 2]),
+        "indices id -7 out of range for a graph of 3 nodes",
+    ),
+    "a neighbor past the last node": (
+        torch.tensor([0, 2, 4, 4]),
+        torch.tensor([0, 9, 1, 2]),
+        "indices id 9 out of range for a graph of 3 nodes",
+    ),
 }
 
 
@@ -97,11 +107,12 @@ OFFSET_FAULTS = [name for name, (_, _, message) in SAMPLER_GRAPHS.items() if mes
 def sampler_calls(indptr, indices, transits):
     seed_ptr = torch.tensor([0, transits.numel()], device=transits.device)
     return {
-        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, None, transits, -1,
-                                                         False, 0),
-        "sample_hops": lambda: ops.sample_hops(indptr, indices, None, None, transits,
-                                               seed_ptr, [-1, -1],
-                                               False, False, False, 0),
+        "sample_neighbors": lambda: ops.sample_neighbors(
+            indptr, indices, None, transits, -1, False, 0
+        ),
+        "sample_hops": lambda: ops.sample_hops(
+            indptr, indices, None, None, transits, seed_ptr, [-1, -1], False, False, False, 0
+        ),
     }
 
 
@@ -135,19 +146,48 @@ def test_sample_hops_checks_the_rows_it_reads_for_in_degrees(fanouts):
     indptr = torch.tensor([0, 2, 1, 4]) if not fanouts else torch.tensor([0, 3, 1, 4])
     seeds = torch.tensor([1]) if not fanouts else torch.tensor([0])
     with pytest.raises(RuntimeError, match=rf"^sample_hops: {BAD_OFFSETS}"):
-        ops.sample_hops(indptr, torch.tensor([1, 1, 1, 0]), None, None, seeds,
-                        torch.tensor([0, 1]), fanouts, False, False, False, 0)
+        ops.sample_hops(
+            indptr,
+            torch.tensor([1, 1, 1, 0]),
+            None,
+            None,
+            seeds,
+            torch.tensor([0, 1]),
+            fanouts,
+            False,
+            False,
+            False,
+            0,
+        )
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+        ),
+    ],
+)
 def test_sample_hops_without_hops_checks_indptr_ends(device):
     # No hop reads a row as a transit, so no count pass sees the ends: they are checked anyway.
     indptr, indices, _ = SAMPLER_GRAPHS["not starting at 0"]
     with pytest.raises(RuntimeError, match=rf"^sample_hops: {BAD_OFFSETS}"):
-        ops.sample_hops(indptr.to(device), indices.to(device), None, None,
-                        torch.tensor([0], device=device), torch.tensor([0, 1], device=device), [],
-                        False, False, False, 0)
+        ops.sample_hops(
+            indptr.to(device),
+            indices.to(device),
+            None,
+            None,
+            torch.tensor([0], device=device),
+            torch.tensor([0, 1], device=device),
+            [],
+            False,
+            False,
+            False,
+            0,
+        )
 
 
 # Weighted draws assume finite, non-negative weights with a finite sum per row: anything else
@@ -165,16 +205,35 @@ def weighted_sampler_calls(weight, replace, device):
     indices = torch.tensor([0, 1, 2, 0], device=device)
     transits = torch.tensor([2, 1], device=device)
     return {
-        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, weight, transits, 1,
-                                                         replace, 0),
-        "sample_hops": lambda: ops.sample_hops(indptr, indices, weight, None, transits,
-                                               torch.tensor([0, 2], device=device), [1],
-                                               replace, False, False, 0),
+        "sample_neighbors": lambda: ops.sample_neighbors(
+            indptr, indices, weight, transits, 1, replace, 0
+        ),
+        "sample_hops": lambda: ops.sample_hops(
+            indptr,
+            indices,
+            weight,
+            None,
+            transits,
+            torch.tensor([0, 2], device=device),
+            [1],
+            replace,
+            False,
+            False,
+            0,
+        ),
     }
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+        ),
+    ],
+)
 @pytest.mark.parametrize("replace", [False, True])
 @pytest.mark.parametrize("fault", list(BAD_WEIGHTS))
 @pytest.mark.parametrize("op", ["sample_neighbors", "sample_hops"])
@@ -198,13 +257,27 @@ def test_outputs_larger_than_memory_are_refused_by_name(op):
     indptr, indices = torch.tensor([0, 2]), torch.tensor([0, 0])
     huge = 2**40
     call = {
-        "sample_neighbors": lambda: ops.sample_neighbors(indptr, indices, None, torch.tensor([0]),
-                                                         huge, True, 0),
-        "sample_hops": lambda: ops.sample_hops(indptr, indices, None, None, torch.tensor([0]),
-                                               torch.tensor([0, 1]), [huge], True, False, False,
-                                               0),
+        "sample_neighbors": lambda: ops.sample_neighbors(
+            indptr, indices, None, torch.tensor([0]), huge, True, 0
+        ),
+        "sample_hops": lambda: ops.sample_hops(
+            indptr,
+            indices,
+            None,
+            None,
+            torch.tensor([0]),
+            torch.tensor([0, 1]),
+            [huge],
+            True,
+            False,
+            False,
+            0,
+        ),
         "csc_from_coo": lambda: ops.csc_from_coo(indices, indices, huge),
     }[op]
-    with pytest.raises(RuntimeError, match=rf"^{op}: .* would need \d+ entries of \d+ bytes, "
-                                           r"more than the \d+ MiB of memory on cpu"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"^{op}: .* would need \d+ entries of \d+ bytes, "
+        r"more than the \d+ MiB of memory on cpu",
+    ):
         call()

@@ -4,9 +4,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import gather_rows_reference, match_reference, overlap_counts_reference
 
 from fastgl.ops import gather_rows, match, overlap_counts
-from reference import gather_rows_reference, match_reference, overlap_counts_reference
 
 DTYPES = st.sampled_from([torch.int32, torch.int64])
 INT32_MAX = 2**31 - 1
@@ -40,6 +40,7 @@ def _with_threads(threads, fn, *args):
 
 
 # --- match ------------------------------------------------------------------------------------
+
 
 @st.composite
 def prev_and_next(draw):
@@ -86,13 +87,18 @@ def test_match_large_random(seed, high):
     gen = torch.Generator().manual_seed(seed)
     prev = torch.unique(torch.randint(0, high, (LARGE,), generator=gen))
     prev = prev[torch.randperm(prev.numel(), generator=gen)]
-    nxt = torch.cat([prev[torch.randint(0, prev.numel(), (LARGE,), generator=gen)],
-                     torch.randint(0, high, (LARGE // 2,), generator=gen)])
+    nxt = torch.cat(
+        [
+            prev[torch.randint(0, prev.numel(), (LARGE,), generator=gen)],
+            torch.randint(0, high, (LARGE // 2,), generator=gen),
+        ]
+    )
     nxt = nxt[torch.randperm(nxt.numel(), generator=gen)]
     check_match(prev, nxt)
 
 
 # --- overlap_counts ---------------------------------------------------------------------------
+
 
 @st.composite
 def node_sets(draw, max_sets=64, max_size=25):
@@ -102,8 +108,10 @@ def node_sets(draw, max_sets=64, max_size=25):
     high = _high(draw, dtype)
     pool = draw(st.lists(st.integers(0, high), unique=True, min_size=1, max_size=40))
     num_sets = draw(st.integers(0, max_sets))
-    sets = [draw(st.lists(st.sampled_from(pool) | st.integers(0, high), unique=True,
-                          max_size=max_size)) for _ in range(num_sets)]
+    sets = [
+        draw(st.lists(st.sampled_from(pool) | st.integers(0, high), unique=True, max_size=max_size))
+        for _ in range(num_sets)
+    ]
     nodes = [v for s in sets for v in s]
     offsets = [0]
     for s in sets:
@@ -133,8 +141,10 @@ def test_overlap_counts_non_contiguous(case, layout):
 
 
 def test_overlap_counts_examples():
-    assert overlap_counts(torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6])).tolist() == \
-        [[3, 2], [2, 3]]
+    assert overlap_counts(torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6])).tolist() == [
+        [3, 2],
+        [2, 3],
+    ]
     empty = torch.empty(0, dtype=torch.int64)
     assert overlap_counts(empty, torch.tensor([0])).shape == (0, 0)
     assert overlap_counts(empty, torch.zeros(4, dtype=torch.int64)).tolist() == [[0] * 3] * 3
@@ -158,8 +168,10 @@ def _membership_counts(nodes: torch.Tensor, offsets: torch.Tensor) -> torch.Tens
 
 def _large_sets(seed, num_sets=64, size=3000, high=200_000):
     gen = torch.Generator().manual_seed(seed)
-    sets = [torch.randperm(high, generator=gen)[:torch.randint(0, size, (1,), generator=gen)]
-            for _ in range(num_sets)]
+    sets = [
+        torch.randperm(high, generator=gen)[: torch.randint(0, size, (1,), generator=gen)]
+        for _ in range(num_sets)
+    ]
     sizes = torch.tensor([s.numel() for s in sets])
     return torch.cat(sets), torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
 
@@ -179,6 +191,7 @@ def test_overlap_counts_large_random_against_python_reference():
 
 
 # --- thread count -----------------------------------------------------------------------------
+
 
 def test_match_does_not_depend_on_thread_count():
     gen = torch.Generator().manual_seed(3)
@@ -260,8 +273,8 @@ def test_gather_rows_non_contiguous_indices(case, layout):
 
 
 def test_gather_rows_without_out_allocates():
-    x = torch.arange(6.).view(3, 2)
-    assert gather_rows(x, torch.tensor([2, 0])).tolist() == [[4., 5.], [0., 1.]]
+    x = torch.arange(6.0).view(3, 2)
+    assert gather_rows(x, torch.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
     labels = torch.tensor([10, 11, 12, 13])
     got = gather_rows(labels, torch.tensor([3, 3, 0], dtype=torch.int32))
     assert got.tolist() == [13, 13, 10] and got.dtype == labels.dtype
@@ -278,7 +291,7 @@ def test_gather_rows_large(dtype):
     for num_x, row_shape in [(LARGE, (3,)), (3000, (512,))]:
         x = _random_rows(num_x, row_shape, dtype, gen)
         index = torch.randint(0, num_x, (2 * num_x,), generator=gen)
-        out_index = torch.randperm(3 * num_x, generator=gen)[:2 * num_x]
+        out_index = torch.randperm(3 * num_x, generator=gen)[: 2 * num_x]
         out = torch.zeros((3 * num_x,) + row_shape, dtype=dtype)
         check_gather(x, index, out, out_index)
         assert torch.equal(gather_rows(x, index), x[index])
@@ -289,17 +302,20 @@ def test_gather_rows_large(dtype):
 L = torch.long
 
 
-@pytest.mark.parametrize("prev, nxt, message", [
-    (torch.tensor([1, 2, 1]), torch.tensor([3]), "match: prev_nodes must hold distinct ids"),
-    (torch.tensor([7, 7]), torch.empty(0, dtype=L), "match: prev_nodes must hold distinct ids"),
-    (torch.tensor([1, -2]), torch.tensor([3]), "match: node ids must be >= 0"),
-    (torch.tensor([-1]), torch.tensor([3]), "match: node ids must be >= 0"),
-    (torch.tensor([1, 2]), torch.tensor([3, -1]), "match: node ids must be >= 0"),
-    (torch.tensor([1.0]), torch.tensor([3]), "match: prev_nodes must be int32 or int64"),
-    (torch.tensor([1]), torch.tensor([True]), "match: next_nodes must be int32 or int64"),
-    (torch.tensor([[1, 2]]), torch.tensor([3]), "match: prev_nodes must be 1-D"),
-    (torch.tensor([1]), torch.tensor(3), "match: next_nodes must be 1-D"),
-])
+@pytest.mark.parametrize(
+    "prev, nxt, message",
+    [
+        (torch.tensor([1, 2, 1]), torch.tensor([3]), "match: prev_nodes must hold distinct ids"),
+        (torch.tensor([7, 7]), torch.empty(0, dtype=L), "match: prev_nodes must hold distinct ids"),
+        (torch.tensor([1, -2]), torch.tensor([3]), "match: node ids must be >= 0"),
+        (torch.tensor([-1]), torch.tensor([3]), "match: node ids must be >= 0"),
+        (torch.tensor([1, 2]), torch.tensor([3, -1]), "match: node ids must be >= 0"),
+        (torch.tensor([1.0]), torch.tensor([3]), "match: prev_nodes must be int32 or int64"),
+        (torch.tensor([1]), torch.tensor([True]), "match: next_nodes must be int32 or int64"),
+        (torch.tensor([[1, 2]]), torch.tensor([3]), "match: prev_nodes must be 1-D"),
+        (torch.tensor([1]), torch.tensor(3), "match: next_nodes must be 1-D"),
+    ],
+)
 def test_match_bad_input(prev, nxt, message):
     with pytest.raises(RuntimeError, match=message):
         match(prev, nxt)
@@ -316,20 +332,31 @@ def _offsets(*values):
     return torch.tensor(values, dtype=torch.int64)
 
 
-@pytest.mark.parametrize("nodes, offsets, message", [
-    (torch.tensor([1, 2, 1]), _offsets(0, 3), "overlap_counts: every node set must hold distinct"),
-    (torch.tensor([1, 2, 3, 3]), _offsets(0, 2, 4), "every node set must hold distinct ids"),
-    (torch.tensor([1, -2]), _offsets(0, 2), "overlap_counts: node ids must be >= 0"),
-    (torch.arange(65), torch.arange(66), "overlap_counts: offsets must hold 1 to 65 entries"),
-    (torch.arange(3), torch.empty(0, dtype=L), "overlap_counts: offsets must hold 1 to 65"),
-    (torch.arange(3), _offsets(1, 3), r"overlap_counts: offsets\[0\] must be 0, got 1"),
-    (torch.arange(3), _offsets(0, 2, 1, 3), "overlap_counts: offsets must be non-decreasing"),
-    (torch.arange(3), _offsets(0, 2), r"offsets must end at the number of nodes \(3\), got 2"),
-    (torch.arange(3), _offsets(0, 4), r"offsets must end at the number of nodes \(3\), got 4"),
-    (torch.arange(3), torch.tensor([0, 3], dtype=torch.int32), "overlap_counts: offsets must be"),
-    (torch.arange(3), _offsets(0, 3).view(1, 2), "overlap_counts: offsets must be 1-D"),
-    (torch.tensor([1.0, 2.0]), _offsets(0, 2), "overlap_counts: nodes must be int32 or int64"),
-])
+@pytest.mark.parametrize(
+    "nodes, offsets, message",
+    [
+        (
+            torch.tensor([1, 2, 1]),
+            _offsets(0, 3),
+            "overlap_counts: every node set must hold distinct",
+        ),
+        (torch.tensor([1, 2, 3, 3]), _offsets(0, 2, 4), "every node set must hold distinct ids"),
+        (torch.tensor([1, -2]), _offsets(0, 2), "overlap_counts: node ids must be >= 0"),
+        (torch.arange(65), torch.arange(66), "overlap_counts: offsets must hold 1 to 65 entries"),
+        (torch.arange(3), torch.empty(0, dtype=L), "overlap_counts: offsets must hold 1 to 65"),
+        (torch.arange(3), _offsets(1, 3), r"overlap_counts: offsets\[0\] must be 0, got 1"),
+        (torch.arange(3), _offsets(0, 2, 1, 3), "overlap_counts: offsets must be non-decreasing"),
+        (torch.arange(3), _offsets(0, 2), r"offsets must end at the number of nodes \(3\), got 2"),
+        (torch.arange(3), _offsets(0, 4), r"offsets must end at the number of nodes \(3\), got 4"),
+        (
+            torch.arange(3),
+            torch.tensor([0, 3], dtype=torch.int32),
+            "overlap_counts: offsets must be",
+        ),
+        (torch.arange(3), _offsets(0, 3).view(1, 2), "overlap_counts: offsets must be 1-D"),
+        (torch.tensor([1.0, 2.0]), _offsets(0, 2), "overlap_counts: nodes must be int32 or int64"),
+    ],
+)
 def test_overlap_counts_bad_input(nodes, offsets, message):
     with pytest.raises(RuntimeError, match=message):
         overlap_counts(nodes, offsets)
@@ -343,36 +370,82 @@ def test_overlap_counts_node_in_several_sets_is_fine_but_twice_in_one_is_not():
         _with_threads(2, overlap_counts, nodes, _offsets(0, 100_000, 200_000))
 
 
-X = torch.arange(12.).view(4, 3)
+X = torch.arange(12.0).view(4, 3)
 
 
-@pytest.mark.parametrize("x, index, out, out_index, message", [
-    (X, torch.tensor([0]), torch.zeros(1, 3, dtype=torch.float64), None,
-     r"gather_rows: out must have the dtype of x \(Float\), got Double"),
-    (X, torch.tensor([0]), torch.zeros(1, 4), None, "gather_rows: out must have the row shape"),
-    (X, torch.tensor([0]), torch.zeros(1, 3, 1), None, "gather_rows: out must have the row shape"),
-    (X, torch.tensor([0]), torch.zeros(1), None, "gather_rows: out must have the row shape"),
-    (X.t(), torch.tensor([0]), torch.zeros(1, 4), None, "gather_rows: x and out must be contiguous"),
-    (X[:, :2], torch.tensor([0]), torch.zeros(1, 2), None, "x and out must be contiguous"),
-    (X, torch.tensor([0]), torch.zeros(3, 2).t(), None, "x and out must be contiguous"),
-    (X, torch.tensor([0, 4]), torch.zeros(2, 3), None,
-     "gather_rows: index holds row 4, out of range for 4 rows"),
-    (X, torch.tensor([0, -1]), torch.zeros(2, 3), None,
-     "gather_rows: index holds row -1, out of range for 4 rows"),
-    (X, torch.tensor([0, 1]), torch.zeros(2, 3), torch.tensor([0, 2]),
-     "gather_rows: out_index holds row 2, out of range for 2 rows"),
-    (X, None, torch.zeros(5, 3), torch.tensor([-3]), "out_index holds row -3"),
-    (X, torch.tensor([0, 1]), torch.zeros(5, 3), torch.tensor([0, 1, 2]),
-     "gather_rows: index and out_index must have the same length, got 2 and 3"),
-    (X, None, torch.zeros(9, 3), torch.arange(5), "without index, x must have at least 5 rows"),
-    (X, None, torch.zeros(3, 3), None, "gather_rows: out must have at least 4 rows, got 3"),
-    (X, torch.tensor([0, 1, 2]), torch.zeros(2, 3), None, "out must have at least 3 rows"),
-    (torch.tensor(1.0), None, torch.zeros(1), None, "x must have at least one dimension"),
-    (X, torch.tensor([0]), torch.tensor(1.0), None, "out must have at least one dimension"),
-    (X, torch.tensor([0.0]), torch.zeros(1, 3), None, "gather_rows: index must be int32 or int64"),
-    (X, torch.tensor([[0]]), torch.zeros(1, 3), None, "gather_rows: index must be 1-D"),
-    (X, None, torch.zeros(1, 3), torch.tensor([True]), "out_index must be int32 or int64"),
-])
+@pytest.mark.parametrize(
+    "x, index, out, out_index, message",
+    [
+        (
+            X,
+            torch.tensor([0]),
+            torch.zeros(1, 3, dtype=torch.float64),
+            None,
+            r"gather_rows: out must have the dtype of x \(Float\), got Double",
+        ),
+        (X, torch.tensor([0]), torch.zeros(1, 4), None, "gather_rows: out must have the row shape"),
+        (
+            X,
+            torch.tensor([0]),
+            torch.zeros(1, 3, 1),
+            None,
+            "gather_rows: out must have the row shape",
+        ),
+        (X, torch.tensor([0]), torch.zeros(1), None, "gather_rows: out must have the row shape"),
+        (
+            X.t(),
+            torch.tensor([0]),
+            torch.zeros(1, 4),
+            None,
+            "gather_rows: x and out must be contiguous",
+        ),
+        (X[:, :2], torch.tensor([0]), torch.zeros(1, 2), None, "x and out must be contiguous"),
+        (X, torch.tensor([0]), torch.zeros(3, 2).t(), None, "x and out must be contiguous"),
+        (
+            X,
+            torch.tensor([0, 4]),
+            torch.zeros(2, 3),
+            None,
+            "gather_rows: index holds row 4, out of range for 4 rows",
+        ),
+        (
+            X,
+            torch.tensor([0, -1]),
+            torch.zeros(2, 3),
+            None,
+            "gather_rows: index holds row -1, out of range for 4 rows",
+        ),
+        (
+            X,
+            torch.tensor([0, 1]),
+            torch.zeros(2, 3),
+            torch.tensor([0, 2]),
+            "gather_rows: out_index holds row 2, out of range for 2 rows",
+        ),
+        (X, None, torch.zeros(5, 3), torch.tensor([-3]), "out_index holds row -3"),
+        (
+            X,
+            torch.tensor([0, 1]),
+            torch.zeros(5, 3),
+            torch.tensor([0, 1, 2]),
+            "gather_rows: index and out_index must have the same length, got 2 and 3",
+        ),
+        (X, None, torch.zeros(9, 3), torch.arange(5), "without index, x must have at least 5 rows"),
+        (X, None, torch.zeros(3, 3), None, "gather_rows: out must have at least 4 rows, got 3"),
+        (X, torch.tensor([0, 1, 2]), torch.zeros(2, 3), None, "out must have at least 3 rows"),
+        (torch.tensor(1.0), None, torch.zeros(1), None, "x must have at least one dimension"),
+        (X, torch.tensor([0]), torch.tensor(1.0), None, "out must have at least one dimension"),
+        (
+            X,
+            torch.tensor([0.0]),
+            torch.zeros(1, 3),
+            None,
+            "gather_rows: index must be int32 or int64",
+        ),
+        (X, torch.tensor([[0]]), torch.zeros(1, 3), None, "gather_rows: index must be 1-D"),
+        (X, None, torch.zeros(1, 3), torch.tensor([True]), "out_index must be int32 or int64"),
+    ],
+)
 def test_gather_rows_bad_input(x, index, out, out_index, message):
     before = out.clone()
     with pytest.raises(RuntimeError, match=message):

@@ -14,17 +14,29 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import (
+    HUB_DEGREE,
+    assert_same_subgraph,
+    available_in_edges,
+    check_blocks,
+    check_neighbor_sample,
+    edge_index_strategy,
+    empty_edge_index,
+    expected_draws,
+    first_occurrence,
+    hub_edge_index,
+    isolated_edge_index,
+    random_edge_index,
+    random_weights,
+    star_edge_index,
+)
 from scipy.stats import chisquare
 
 import fastgl
 from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
-from fastgl.ops import sample_neighbors
 from fastgl.nn.functional import aggregate
+from fastgl.ops import sample_neighbors
 from fastgl.sampling import neighbor_sample
-from reference import (HUB_DEGREE, assert_same_subgraph, available_in_edges, check_blocks,
-                       check_neighbor_sample, edge_index_strategy, empty_edge_index,
-                       expected_draws, first_occurrence, hub_edge_index, isolated_edge_index,
-                       random_edge_index, random_weights, star_edge_index)
 
 P_MIN = 1e-3  # chi-square p-value threshold (fixed seeds: deterministic)
 
@@ -33,24 +45,35 @@ def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def sample_and_check(edge_index, num_nodes, seeds, fanouts, replace=False, weight=None,
-                     seed=0, api="function"):
+def sample_and_check(
+    edge_index, num_nodes, seeds, fanouts, replace=False, weight=None, seed=0, api="function"
+):
     graph = CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes, edge_weight=weight)
     weighted = weight is not None
     if api == "function":
-        sub = neighbor_sample(graph, seeds, fanouts, replace=replace, weighted=weighted,
-                              generator=gen(seed))
+        sub = neighbor_sample(
+            graph, seeds, fanouts, replace=replace, weighted=weighted, generator=gen(seed)
+        )
     else:
         sub = NeighborSampler(graph, fanouts, replace=replace, weighted=weighted).sample(
-            seeds, generator=gen(seed))
-    check_neighbor_sample(sub, edge_index, num_nodes, seeds, fanouts, replace=replace,
-                          edge_weight=weight if weighted else None)
+            seeds, generator=gen(seed)
+        )
+    check_neighbor_sample(
+        sub,
+        edge_index,
+        num_nodes,
+        seeds,
+        fanouts,
+        replace=replace,
+        edge_weight=weight if weighted else None,
+    )
     return sub
 
 
 # ---------------------------------------------------------------------------------------------
 # Properties on random graphs
 # ---------------------------------------------------------------------------------------------
+
 
 @st.composite
 def sampling_case(draw):
@@ -64,12 +87,22 @@ def sampling_case(draw):
     replace = draw(st.booleans())
     weight = None
     if draw(st.booleans()):
-        weight = random_weights(edge_index.shape[1], seed=draw(st.integers(0, 1000)),
-                                zero_fraction=draw(st.sampled_from([0.0, 0.3, 1.0])),
-                                dtype=draw(st.sampled_from([torch.float32, torch.float64])))
-    return dict(edge_index=edge_index, num_nodes=num_nodes, seeds=seeds, fanouts=fanouts,
-                replace=replace, weight=weight, seed=draw(st.integers(0, 2**32)),
-                api=draw(st.sampled_from(["function", "sampler"])))
+        weight = random_weights(
+            edge_index.shape[1],
+            seed=draw(st.integers(0, 1000)),
+            zero_fraction=draw(st.sampled_from([0.0, 0.3, 1.0])),
+            dtype=draw(st.sampled_from([torch.float32, torch.float64])),
+        )
+    return dict(
+        edge_index=edge_index,
+        num_nodes=num_nodes,
+        seeds=seeds,
+        fanouts=fanouts,
+        replace=replace,
+        weight=weight,
+        seed=draw(st.integers(0, 2**32)),
+        api=draw(st.sampled_from(["function", "sampler"])),
+    )
 
 
 @settings(max_examples=120, deadline=None)
@@ -130,8 +163,11 @@ def test_exact_small_example_layout():
     assert sub.eid.tolist() == [0, 1, 2, 3, 4]
     assert torch.equal(sub.edge_index, torch.stack([sub.row, sub.col]))
     blocks = sub.blocks()
-    assert [(b.num_src_nodes, b.num_dst_nodes, b.num_edges) for b in blocks] == \
-        [(5, 4, 5), (4, 3, 4), (3, 1, 2)]
+    assert [(b.num_src_nodes, b.num_dst_nodes, b.num_edges) for b in blocks] == [
+        (5, 4, 5),
+        (4, 3, 4),
+        (3, 1, 2),
+    ]
 
 
 def test_only_new_nodes_are_expanded():
@@ -155,15 +191,18 @@ def test_graph_without_eid(weighted):
     slot_edges = torch.stack([g.indices, torch.repeat_interleave(torch.arange(60), g.in_degrees())])
     seeds = torch.tensor([0, 59, 30, 0])
     for replace in (False, True):
-        sub = neighbor_sample(raw, seeds, [5, 3], replace=replace, weighted=weighted,
-                              generator=gen(62))
-        check_neighbor_sample(sub, slot_edges, 60, seeds, [5, 3], replace=replace,
-                              edge_weight=weight)
+        sub = neighbor_sample(
+            raw, seeds, [5, 3], replace=replace, weighted=weighted, generator=gen(62)
+        )
+        check_neighbor_sample(
+            sub, slot_edges, 60, seeds, [5, 3], replace=replace, edge_weight=weight
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # Determinism
 # ---------------------------------------------------------------------------------------------
+
 
 def _random_setup():
     edge_index = random_edge_index(500, 10_000, seed=1)
@@ -208,15 +247,20 @@ def test_op_is_pure_function_of_seed_and_position():
     """sample_neighbors: pair p's draws depend on (seed, p) only, not on other pairs or threads."""
     graph, _ = _random_setup()
     transits = torch.randint(0, 500, (3000,), generator=gen(3))
-    for kwargs in (dict(), dict(replace=True), dict(weight=graph.weight),
-                   dict(weight=graph.weight, replace=True)):
+    for kwargs in (
+        dict(),
+        dict(replace=True),
+        dict(weight=graph.weight),
+        dict(weight=graph.weight, replace=True),
+    ):
         full = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=99, **kwargs)
         again = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=99, **kwargs)
         for x, y in zip(full, again):
             assert torch.equal(x, y)
         # A prefix of the pairs draws exactly what those pairs drew in the full call.
-        ptr, nbr, pos = sample_neighbors(graph.indptr, graph.indices, transits[:1000], 7,
-                                         seed=99, **kwargs)
+        ptr, nbr, pos = sample_neighbors(
+            graph.indptr, graph.indices, transits[:1000], 7, seed=99, **kwargs
+        )
         end = int(full[0][1000])
         assert torch.equal(ptr, full[0][:1001])
         assert torch.equal(nbr, full[1][:end]) and torch.equal(pos, full[2][:end])
@@ -253,6 +297,7 @@ def test_hops_draw_independently():
 # Edge cases
 # ---------------------------------------------------------------------------------------------
 
+
 def test_empty_seeds():
     edge_index = random_edge_index(10, 40)
     sub = sample_and_check(edge_index, 10, torch.empty(0, dtype=torch.long), [3, 2])
@@ -270,8 +315,7 @@ def test_seeds_without_in_edges():
 
 @pytest.mark.parametrize("replace", [False, True])
 def test_isolated_graph(replace):
-    sub = sample_and_check(empty_edge_index(), 7, torch.tensor([6, 0, 6]), [5, -1],
-                           replace=replace)
+    sub = sample_and_check(empty_edge_index(), 7, torch.tensor([6, 0, 6]), [5, -1], replace=replace)
     assert sub.nodes.tolist() == [6, 0]
     assert sub.seed_index.tolist() == [0, 1, 0]
     assert sub.eid.numel() == 0
@@ -302,10 +346,18 @@ def test_hub_of_degree_100000(dtype):
     assert set(sub.eid.tolist()) == hub_eids
     # Two hops, weighted, the hub reached at hop 2 as well as being a seed.
     weight = random_weights(edge_index.shape[1], seed=6, dtype=torch.float64)
-    sample_and_check(edge_index, num_nodes, torch.tensor([0, 5, 9]), [10, 10], weight=weight,
-                     seed=4)
-    sample_and_check(edge_index, num_nodes, torch.tensor([0, 5, 9]), [10, 10], weight=weight,
-                     replace=True, seed=5)
+    sample_and_check(
+        edge_index, num_nodes, torch.tensor([0, 5, 9]), [10, 10], weight=weight, seed=4
+    )
+    sample_and_check(
+        edge_index,
+        num_nodes,
+        torch.tensor([0, 5, 9]),
+        [10, 10],
+        weight=weight,
+        replace=True,
+        seed=5,
+    )
 
 
 def test_int32_indices():
@@ -347,16 +399,23 @@ def test_no_hops():
 # Statistics
 # ---------------------------------------------------------------------------------------------
 
+
 def star_graph(degree, weight=None):
     return CSCGraph.from_edge_index(star_edge_index(degree), edge_weight=weight)
 
 
 def draw_offsets(graph, fanout, pairs, replace=False, weighted=False, seed=0):
-    """``[pairs, fanout]`` offsets (0 .. degree-1) drawn from node 0's in-edges, one row per pair."""
+    """``[pairs, fanout]`` offsets (0 .. degree-1) drawn from node 0's in-edges, a row per pair."""
     transits = torch.zeros(pairs, dtype=torch.long)
-    ptr, nbr, pos = sample_neighbors(graph.indptr, graph.indices, transits, fanout,
-                                     replace=replace, weight=graph.weight if weighted else None,
-                                     seed=seed)
+    ptr, nbr, pos = sample_neighbors(
+        graph.indptr,
+        graph.indices,
+        transits,
+        fanout,
+        replace=replace,
+        weight=graph.weight if weighted else None,
+        seed=seed,
+    )
     assert torch.equal(ptr, torch.arange(pairs + 1) * fanout)
     assert torch.equal(graph.indices[pos], nbr)
     return pos.view(pairs, fanout) - int(graph.indptr[0])
@@ -368,8 +427,10 @@ def assert_fits(observed, expected, what):
     expected = expected * observed.sum() / expected.sum()
     assert float(expected.min()) >= 5, "too few samples per cell for chi-square"
     p = chisquare(observed.numpy(), expected.numpy()).pvalue
-    assert p > P_MIN, f"{what}: chi-square p = {p:.2e}; observed {observed.tolist()}, " \
-                      f"expected {[round(x, 1) for x in expected.tolist()]}"
+    assert p > P_MIN, (
+        f"{what}: chi-square p = {p:.2e}; observed {observed.tolist()}, "
+        f"expected {[round(x, 1) for x in expected.tolist()]}"
+    )
 
 
 def subset_counts(offsets, cells):
@@ -383,8 +444,11 @@ def test_uniform_without_replacement_inclusion():
     d, k, pairs = 20, 5, 20_000
     offsets = draw_offsets(star_graph(d), k, pairs, seed=1)
     assert all(len(set(row)) == k for row in offsets.tolist())
-    assert_fits(torch.bincount(offsets.view(-1), minlength=d), [pairs * k / d] * d,
-                "uniform without replacement inclusion")
+    assert_fits(
+        torch.bincount(offsets.view(-1), minlength=d),
+        [pairs * k / d] * d,
+        "uniform without replacement inclusion",
+    )
 
 
 def test_uniform_without_replacement_subsets():
@@ -509,16 +573,29 @@ def test_weighted_without_replacement_subsets(k):
 def test_zero_weight_edges_never_drawn(replace, fanout):
     weight = torch.tensor([0.0, 1.0, 0.0, 5.0, 0.0, 0.0, 2.0, 0.0, 1e-6, 0.0])
     graph = star_graph(weight.numel(), weight)
-    ptr, nbr, pos = sample_neighbors(graph.indptr, graph.indices, torch.zeros(2000, dtype=torch.long),
-                                     fanout, replace=replace, weight=graph.weight, seed=fanout + 20)
+    ptr, nbr, pos = sample_neighbors(
+        graph.indptr,
+        graph.indices,
+        torch.zeros(2000, dtype=torch.long),
+        fanout,
+        replace=replace,
+        weight=graph.weight,
+        seed=fanout + 20,
+    )
     assert pos.numel() > 0
     assert bool((graph.weight[pos] > 0).all())
     want = expected_draws(torch.tensor([4]), fanout, replace)[0]
     assert torch.equal(ptr[1:] - ptr[:-1], torch.full((2000,), int(want)))
     # All-zero adjacency: nothing to draw, even with replacement.
     zero = star_graph(4, torch.zeros(4))
-    ptr, _, _ = sample_neighbors(zero.indptr, zero.indices, torch.zeros(5, dtype=torch.long),
-                                 fanout, replace=replace, weight=zero.weight)
+    ptr, _, _ = sample_neighbors(
+        zero.indptr,
+        zero.indices,
+        torch.zeros(5, dtype=torch.long),
+        fanout,
+        replace=replace,
+        weight=zero.weight,
+    )
     assert ptr.tolist() == [0] * 6
 
 
@@ -526,8 +603,15 @@ def test_weighted_sampler_zero_weights_on_random_graph():
     edge_index = random_edge_index(100, 3000, seed=12)
     weight = random_weights(3000, seed=13, zero_fraction=0.5)
     for replace in (False, True):
-        sub = sample_and_check(edge_index, 100, torch.arange(0, 100, 3), [4, 4], replace=replace,
-                               weight=weight, seed=14)
+        sub = sample_and_check(
+            edge_index,
+            100,
+            torch.arange(0, 100, 3),
+            [4, 4],
+            replace=replace,
+            weight=weight,
+            seed=14,
+        )
         assert bool((weight[sub.eid] > 0).all())
 
 
@@ -535,13 +619,19 @@ def test_weighted_sampler_zero_weights_on_random_graph():
 # sample_batches
 # ---------------------------------------------------------------------------------------------
 
+
 def test_sample_batches_equals_individual_when_deterministic():
     """With fanout -1 nothing is random, so each batch equals its own sample() exactly."""
     edge_index, num_nodes = isolated_edge_index(60, 150, 5, seed=21)
     graph = CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)
     sampler = NeighborSampler(graph, [-1, -1])
-    batches = [torch.tensor([3, 7, 3]), torch.tensor([7, 64, 12]), torch.empty(0, dtype=torch.long),
-               torch.tensor([0], dtype=torch.int32), torch.arange(40, 45)]
+    batches = [
+        torch.tensor([3, 7, 3]),
+        torch.tensor([7, 64, 12]),
+        torch.empty(0, dtype=torch.long),
+        torch.tensor([0], dtype=torch.int32),
+        torch.arange(40, 45),
+    ]
     results = sampler.sample_batches(batches, generator=gen(0))
     assert len(results) == len(batches)
     for batch, result in zip(batches, results):
@@ -561,8 +651,9 @@ def test_sample_batches_random(replace, weighted):
     results = sampler.sample_batches(batches, generator=gen(24))
     assert len(results) == len(batches)
     for batch, result in zip(batches, results):
-        check_neighbor_sample(result, edge_index, 80, batch, [4, 3, 2], replace=replace,
-                              edge_weight=weight)
+        check_neighbor_sample(
+            result, edge_index, 80, batch, [4, 3, 2], replace=replace, edge_weight=weight
+        )
         # Batch order kept: each result starts with its own seeds.
         assert result.nodes[: result.batch_size].tolist() == first_occurrence(batch.tolist())
     # Never deduplicated across batches: the shared node is in both.
@@ -577,9 +668,14 @@ def test_sample_batches_random(replace, weighted):
 def test_sample_batches_identical_batches_are_sampled_separately():
     """Two identical batches each get a full sample of their own (nothing shared or dropped)."""
     graph, seeds = _random_setup()
-    edge_index = torch.stack([graph.indices[torch.argsort(graph.eid)],
-                              torch.repeat_interleave(torch.arange(500), graph.in_degrees())
-                              [torch.argsort(graph.eid)]])
+    edge_index = torch.stack(
+        [
+            graph.indices[torch.argsort(graph.eid)],
+            torch.repeat_interleave(torch.arange(500), graph.in_degrees())[
+                torch.argsort(graph.eid)
+            ],
+        ]
+    )
     a, b = NeighborSampler(graph, [5, 5]).sample_batches([seeds, seeds], generator=gen(3))
     for sub in (a, b):
         check_neighbor_sample(sub, edge_index, 500, seeds, [5, 5])
@@ -592,8 +688,10 @@ def test_sample_batches_empty_list_and_middle_empty():
     graph = CSCGraph.from_edge_index(edge_index, num_nodes=20)
     sampler = NeighborSampler(graph, [3])
     assert sampler.sample_batches([]) == []
-    results = sampler.sample_batches([torch.tensor([1]), torch.empty(0, dtype=torch.long),
-                                      torch.tensor([2, 1])], generator=gen(0))
+    results = sampler.sample_batches(
+        [torch.tensor([1]), torch.empty(0, dtype=torch.long), torch.tensor([2, 1])],
+        generator=gen(0),
+    )
     assert results[1].nodes.numel() == 0 and results[1].eid.numel() == 0
     assert results[1].num_sampled_nodes == [0, 0] and results[1].num_sampled_edges == [0]
     check_neighbor_sample(results[0], edge_index, 20, torch.tensor([1]), [3])
@@ -619,10 +717,15 @@ def test_blocks_of_a_three_layer_sample():
 def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
     """A hand-made subgraph whose edges are not in target order gets blocks without indptr
     (aggregation then sorts them itself), and still aggregates right."""
-    sub = SampledSubgraph(nodes=torch.tensor([4, 9, 2]), row=torch.tensor([2, 1, 2]),
-                          col=torch.tensor([1, 0, 0]), eid=torch.tensor([0, 1, 2]),
-                          num_sampled_nodes=[2, 1], num_sampled_edges=[3],
-                          seed_index=torch.tensor([0, 1]))
+    sub = SampledSubgraph(
+        nodes=torch.tensor([4, 9, 2]),
+        row=torch.tensor([2, 1, 2]),
+        col=torch.tensor([1, 0, 0]),
+        eid=torch.tensor([0, 1, 2]),
+        num_sampled_nodes=[2, 1],
+        num_sampled_edges=[3],
+        seed_index=torch.tensor([0, 1]),
+    )
     (block,) = sub.blocks()
     assert block.indptr is None
     x = torch.tensor([[1.0], [10.0], [100.0]])
@@ -636,10 +739,15 @@ def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
 def test_blocks_of_hops_that_do_not_target_the_hop_before_carry_no_offsets():
     """Sorted targets are not enough: hop 2's edge here targets a seed, so block 1 (hop 1's
     edges only) cannot take a prefix of one offsets array."""
-    sub = SampledSubgraph(nodes=torch.tensor([0, 1, 2]), row=torch.tensor([1, 2]),
-                          col=torch.tensor([0, 0]), eid=torch.tensor([0, 1]),
-                          num_sampled_nodes=[1, 1, 1], num_sampled_edges=[1, 1],
-                          seed_index=torch.tensor([0]))
+    sub = SampledSubgraph(
+        nodes=torch.tensor([0, 1, 2]),
+        row=torch.tensor([1, 2]),
+        col=torch.tensor([0, 0]),
+        eid=torch.tensor([0, 1]),
+        num_sampled_nodes=[1, 1, 1],
+        num_sampled_edges=[1, 1],
+        seed_index=torch.tensor([0]),
+    )
     blocks = sub.blocks()
     assert all(block.indptr is None for block in blocks)
     assert aggregate(blocks[1], torch.tensor([[1.0], [10.0]])).tolist() == [[10.0]]
@@ -649,21 +757,31 @@ def test_blocks_of_hops_that_do_not_target_the_hop_before_carry_no_offsets():
 # Bad input
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def small_graph():
-    return CSCGraph.from_edge_index(random_edge_index(10, 40, seed=0), num_nodes=10,
-                                    edge_weight=None)
+    return CSCGraph.from_edge_index(
+        random_edge_index(10, 40, seed=0), num_nodes=10, edge_weight=None
+    )
 
 
-@pytest.mark.parametrize("seeds, fanouts, kwargs, match", [
-    (torch.tensor([3, 10]), [2], {}, "neighbor_sample: seed id 10 out of range for a graph of 10"),
-    (torch.tensor([-1, 3]), [2], {}, "neighbor_sample: seed id -1 out of range"),
-    (torch.tensor([3]), [2, -2], {}, "neighbor_sample: fanouts must be -1 .* got -2"),
-    (torch.tensor([3.0]), [2], {}, "neighbor_sample: seeds must be a 1-D int32/int64"),
-    (torch.tensor([[3]]), [2], {}, "neighbor_sample: seeds must be a 1-D"),
-    (torch.tensor(3), [2], {}, "neighbor_sample: seeds must be a 1-D"),
-    (torch.tensor([3]), [2], dict(weighted=True), "neighbor_sample: weighted=True needs"),
-])
+@pytest.mark.parametrize(
+    "seeds, fanouts, kwargs, match",
+    [
+        (
+            torch.tensor([3, 10]),
+            [2],
+            {},
+            "neighbor_sample: seed id 10 out of range for a graph of 10",
+        ),
+        (torch.tensor([-1, 3]), [2], {}, "neighbor_sample: seed id -1 out of range"),
+        (torch.tensor([3]), [2, -2], {}, "neighbor_sample: fanouts must be -1 .* got -2"),
+        (torch.tensor([3.0]), [2], {}, "neighbor_sample: seeds must be a 1-D int32/int64"),
+        (torch.tensor([[3]]), [2], {}, "neighbor_sample: seeds must be a 1-D"),
+        (torch.tensor(3), [2], {}, "neighbor_sample: seeds must be a 1-D"),
+        (torch.tensor([3]), [2], dict(weighted=True), "neighbor_sample: weighted=True needs"),
+    ],
+)
 def test_bad_input(small_graph, seeds, fanouts, kwargs, match):
     with pytest.raises(ValueError, match=match):
         neighbor_sample(small_graph, seeds, fanouts, **kwargs)
@@ -681,40 +799,57 @@ def test_seed_on_other_device(small_graph):
         neighbor_sample(small_graph, torch.tensor([1], device="meta"), [2])
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="a generator on another device needs CUDA")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="a generator on another device needs CUDA"
+)
 def test_generator_on_wrong_device(small_graph):
     with pytest.raises(ValueError, match="neighbor_sample: the generator is on"):
-        neighbor_sample(small_graph, torch.tensor([1]), [2],
-                        generator=torch.Generator(device="cuda").manual_seed(0))
+        neighbor_sample(
+            small_graph,
+            torch.tensor([1]),
+            [2],
+            generator=torch.Generator(device="cuda").manual_seed(0),
+        )
 
 
-@pytest.mark.parametrize("change, match", [
-    (dict(transits=torch.tensor([0, 10])), "sample_neighbors: transits id 10 out of range"),
-    (dict(transits=torch.tensor([-3, 1])), "sample_neighbors: transits id -3 is negative"),
-    (dict(transits=torch.tensor([1], dtype=torch.int32)), "sample_neighbors: transits must be"),
-    (dict(transits=torch.tensor([[1]])), "sample_neighbors: transits must be 1-D"),
-    (dict(indptr="int32"), "sample_neighbors: indptr must be Long"),
-    (dict(indptr="2d"), "sample_neighbors: indptr must be 1-D"),
-    (dict(indptr=torch.empty(0, dtype=torch.long)), "sample_neighbors: indptr must have"),
-    (dict(indices="float"), "sample_neighbors: indices must be int32 or int64"),
-    (dict(fanout=-2), "sample_neighbors: fanout must be -1"),
-    (dict(weight=torch.ones(3)), "sample_neighbors: weight has 3 entries but the graph has 40"),
-    (dict(weight=torch.ones(40, dtype=torch.int64)), "sample_neighbors: weight must be float"),
-    (dict(weight=torch.ones(40, 1)), "sample_neighbors: weight must be 1-D"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(transits=torch.tensor([0, 10])), "sample_neighbors: transits id 10 out of range"),
+        (dict(transits=torch.tensor([-3, 1])), "sample_neighbors: transits id -3 is negative"),
+        (dict(transits=torch.tensor([1], dtype=torch.int32)), "sample_neighbors: transits must be"),
+        (dict(transits=torch.tensor([[1]])), "sample_neighbors: transits must be 1-D"),
+        (dict(indptr="int32"), "sample_neighbors: indptr must be Long"),
+        (dict(indptr="2d"), "sample_neighbors: indptr must be 1-D"),
+        (dict(indptr=torch.empty(0, dtype=torch.long)), "sample_neighbors: indptr must have"),
+        (dict(indices="float"), "sample_neighbors: indices must be int32 or int64"),
+        (dict(fanout=-2), "sample_neighbors: fanout must be -1"),
+        (dict(weight=torch.ones(3)), "sample_neighbors: weight has 3 entries but the graph has 40"),
+        (dict(weight=torch.ones(40, dtype=torch.int64)), "sample_neighbors: weight must be float"),
+        (dict(weight=torch.ones(40, 1)), "sample_neighbors: weight must be 1-D"),
+    ],
+)
 def test_op_bad_input(small_graph, change, match):
-    args = dict(indptr=small_graph.indptr, indices=small_graph.indices,
-                transits=torch.tensor([1, 2]), fanout=2, weight=None)
+    args = dict(
+        indptr=small_graph.indptr,
+        indices=small_graph.indices,
+        transits=torch.tensor([1, 2]),
+        fanout=2,
+        weight=None,
+    )
     args.update(change)
-    derived = {"int32": lambda: small_graph.indptr.int(),
-               "2d": lambda: small_graph.indptr.view(1, -1),
-               "float": lambda: small_graph.indices.float()}
+    derived = {
+        "int32": lambda: small_graph.indptr.int(),
+        "2d": lambda: small_graph.indptr.view(1, -1),
+        "float": lambda: small_graph.indices.float(),
+    }
     for name in ("indptr", "indices"):
         if isinstance(args[name], str):
             args[name] = derived[args[name]]()
     with pytest.raises(RuntimeError, match=match):
-        sample_neighbors(args["indptr"], args["indices"], args["transits"], args["fanout"],
-                         weight=args["weight"])
+        sample_neighbors(
+            args["indptr"], args["indices"], args["transits"], args["fanout"], weight=args["weight"]
+        )
 
 
 def test_op_output_layout():
@@ -725,20 +860,26 @@ def test_op_output_layout():
     transits = torch.randint(0, num_nodes, (300,), generator=gen(41))
     degree = graph.in_degrees()[transits]
     for fanout, replace in ((4, False), (4, True), (0, False), (-1, False), (-1, True)):
-        ptr, nbr, pos = sample_neighbors(graph.indptr, graph.indices, transits, fanout,
-                                         replace=replace, seed=5)
+        ptr, nbr, pos = sample_neighbors(
+            graph.indptr, graph.indices, transits, fanout, replace=replace, seed=5
+        )
         assert ptr.dtype == nbr.dtype == pos.dtype == torch.int64
         assert torch.equal(ptr[1:] - ptr[:-1], expected_draws(degree, fanout, replace))
         assert torch.equal(graph.indices[pos], nbr)
         owner = torch.repeat_interleave(transits, ptr[1:] - ptr[:-1])
         assert bool((pos >= graph.indptr[owner]).all() and (pos < graph.indptr[owner + 1]).all())
         if fanout == -1:
-            expected = torch.cat([torch.arange(int(graph.indptr[t]), int(graph.indptr[t + 1]))
-                                  for t in transits.tolist()])
+            expected = torch.cat(
+                [
+                    torch.arange(int(graph.indptr[t]), int(graph.indptr[t + 1]))
+                    for t in transits.tolist()
+                ]
+            )
             assert torch.equal(pos, expected)
     # No pairs at all.
-    ptr, nbr, pos = sample_neighbors(graph.indptr, graph.indices,
-                                     torch.empty(0, dtype=torch.long), 3)
+    ptr, nbr, pos = sample_neighbors(
+        graph.indptr, graph.indices, torch.empty(0, dtype=torch.long), 3
+    )
     assert ptr.tolist() == [0] and nbr.numel() == 0 and pos.numel() == 0
 
 
@@ -746,21 +887,32 @@ def test_available_in_edges_reference_sanity():
     """The reference's own helper against a hand count (guards the checks above)."""
     edge_index = torch.tensor([[0, 1, 2, 2], [1, 1, 0, 3]])
     assert available_in_edges(edge_index, 5).tolist() == [1, 2, 0, 1, 0]
-    assert available_in_edges(edge_index, 5, torch.tensor([1.0, 0.0, 1.0, 1.0])).tolist() == \
-        [1, 1, 0, 1, 0]
+    assert available_in_edges(edge_index, 5, torch.tensor([1.0, 0.0, 1.0, 1.0])).tolist() == [
+        1,
+        1,
+        0,
+        1,
+        0,
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # The checks themselves can fail (guards against a vacuous reference)
 # ---------------------------------------------------------------------------------------------
 
+
 def _permute_nodes(sub, a, b):
     """Swaps local nodes a and b, remapping row/col/seed_index so everything stays consistent
     except the first-occurrence order."""
     perm = torch.arange(sub.nodes.numel())
     perm[a], perm[b] = b, a
-    return dataclasses.replace(sub, nodes=sub.nodes[perm], row=perm[sub.row], col=perm[sub.col],
-                               seed_index=perm[sub.seed_index])
+    return dataclasses.replace(
+        sub,
+        nodes=sub.nodes[perm],
+        row=perm[sub.row],
+        col=perm[sub.col],
+        seed_index=perm[sub.seed_index],
+    )
 
 
 def test_reference_check_detects_invalid_samples():
@@ -774,16 +926,24 @@ def test_reference_check_detects_invalid_samples():
     corrupted = {
         "eids shuffled": dataclasses.replace(sub, eid=sub.eid.flip(0)),
         "edge dropped": dataclasses.replace(
-            sub, row=sub.row[1:], col=sub.col[1:], eid=sub.eid[1:],
-            num_sampled_edges=[sub.num_sampled_edges[0] - 1] + sub.num_sampled_edges[1:]),
+            sub,
+            row=sub.row[1:],
+            col=sub.col[1:],
+            eid=sub.eid[1:],
+            num_sampled_edges=[sub.num_sampled_edges[0] - 1] + sub.num_sampled_edges[1:],
+        ),
         "edge drawn twice": dataclasses.replace(
-            sub, eid=torch.cat([first_edge_of_seed0, sub.eid[:-1]]),
-            row=torch.cat([sub.row[:1], sub.row[:-1]]), col=torch.cat([sub.col[:1], sub.col[:-1]])),
+            sub,
+            eid=torch.cat([first_edge_of_seed0, sub.eid[:-1]]),
+            row=torch.cat([sub.row[:1], sub.row[:-1]]),
+            col=torch.cat([sub.col[:1], sub.col[:-1]]),
+        ),
         "new nodes out of first-occurrence order": _permute_nodes(sub, hop1, hop1 + 1),
         "seeds out of order": _permute_nodes(sub, 0, 1),
         "wrong node counts": dataclasses.replace(
-            sub, num_sampled_nodes=[hop1 + 1, sub.num_sampled_nodes[1] - 1]
-            + sub.num_sampled_nodes[2:]),
+            sub,
+            num_sampled_nodes=[hop1 + 1, sub.num_sampled_nodes[1] - 1] + sub.num_sampled_nodes[2:],
+        ),
         "wrong seed_index": dataclasses.replace(sub, seed_index=sub.seed_index.flip(0)),
     }
     for what, bad in corrupted.items():
@@ -801,8 +961,11 @@ def test_chi_square_helper_rejects_a_biased_sample():
     assert_fits([1010, 990], [1, 1], "fair coin")
 
 
-@pytest.mark.parametrize("indptr", [[0, 5, 2, 3], [0, 1, 2, 9], [-1, 1, 2, 3]],
-                         ids=["decreasing", "past-the-end", "negative"])
+@pytest.mark.parametrize(
+    "indptr",
+    [[0, 5, 2, 3], [0, 1, 2, 9], [-1, 1, 2, 3]],
+    ids=["decreasing", "past-the-end", "negative"],
+)
 def test_sample_neighbors_rejects_malformed_indptr(indptr):
     """The low-level op checks the slice of every transit it reads: an error, never a bad read."""
     indices = torch.tensor([0, 1, 2])
@@ -811,6 +974,7 @@ def test_sample_neighbors_rejects_malformed_indptr(indptr):
 
 
 # --- disjoint sampling (PyG's disjoint=True) --------------------------------------------------
+
 
 @pytest.mark.parametrize("fanouts", [[3, 2], [-1], [0, 4]])
 def test_disjoint_trees_are_independent_samples(fanouts):

@@ -22,8 +22,9 @@ TOL = dict(atol=1e-5, rtol=1e-5)
 
 def _gin_nn(channels):
     # The same architecture on both sides; load_state_dict copies its weights.
-    return torch.nn.Sequential(torch.nn.Linear(channels, 16), torch.nn.ReLU(),
-                               torch.nn.Linear(16, OUT))
+    return torch.nn.Sequential(
+        torch.nn.Linear(channels, 16), torch.nn.ReLU(), torch.nn.Linear(16, OUT)
+    )
 
 
 # name -> factory(module, in_channels); module is torch_geometric.nn or fastgl.nn.
@@ -90,17 +91,20 @@ def _compare(ref, ours, run_ref, run_ours, inputs):
     for key, t, g_ref, g_ours in zip(names, wrt_ours, grads_ref, grads_ours):
         g_ref = torch.zeros_like(t) if g_ref is None else g_ref
         g_ours = torch.zeros_like(t) if g_ours is None else g_ours
-        torch.testing.assert_close(g_ours, g_ref, **TOL, msg=lambda m: f"grad of {key}: {m}")
+        torch.testing.assert_close(
+            g_ours, g_ref, **TOL, msg=lambda m, key=key: f"grad of {key}: {m}"
+        )
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_state_dict_keys_and_shapes_are_pyg(name):
-    for in_channels in ((IN,) if name.startswith("gcn") else (IN, (IN, 12))):
+    for in_channels in (IN,) if name.startswith("gcn") else (IN, (IN, 12)):
         if name.startswith("gin") and in_channels != IN:
             continue
         ref, ours = LAYERS[name](pyg_nn, in_channels), LAYERS[name](fnn, in_channels)
-        assert {k: v.shape for k, v in ours.state_dict().items()} == \
-            {k: v.shape for k, v in ref.state_dict().items()}
+        assert {k: v.shape for k, v in ours.state_dict().items()} == {
+            k: v.shape for k, v in ref.state_dict().items()
+        }
         ours.load_state_dict(ref.state_dict(), strict=True)
 
 
@@ -121,8 +125,13 @@ def test_gcn_edge_weight_matches_pyg(name):
     weight = torch.rand(edge_index.shape[1], requires_grad=True)
     x = torch.randn(60, IN, requires_grad=True)
     ref, ours = _pair(name)
-    _compare(ref, ours, lambda m: m(x, edge_index, weight), lambda m: m(x, edge_index, weight),
-             [x, weight])
+    _compare(
+        ref,
+        ours,
+        lambda m: m(x, edge_index, weight),
+        lambda m: m(x, edge_index, weight),
+        [x, weight],
+    )
     # CSCGraph: weights in the original edge order, or the graph's own weights.
     graph = fastgl.CSCGraph.from_edge_index(edge_index, 60)
     weighted = fastgl.CSCGraph.from_edge_index(edge_index, 60, weight.detach())
@@ -135,21 +144,40 @@ def test_gcn_edge_weight_matches_pyg(name):
 def test_bipartite_matches_pyg(name):
     g = torch.Generator().manual_seed(2)
     num_src, num_dst = 50, 20
-    edge_index = torch.stack([torch.randint(0, num_src, (300,), generator=g),
-                              torch.randint(0, num_dst - 2, (300,), generator=g)])
+    edge_index = torch.stack(
+        [
+            torch.randint(0, num_src, (300,), generator=g),
+            torch.randint(0, num_dst - 2, (300,), generator=g),
+        ]
+    )
     edge_index[:, :3] = torch.tensor([[1, 4, 4], [1, 4, 4]])  # self-loops in bipartite ids
     dst_channels = IN if name.startswith("gin") else 12
     x_src = torch.randn(num_src, IN, requires_grad=True)
     x_dst = torch.randn(num_dst, dst_channels, requires_grad=True)
     ref, ours = _pair(name, IN if name.startswith("gin") else (IN, dst_channels))
     size = (num_src, num_dst)
-    _compare(ref, ours, lambda m: m((x_src, x_dst), edge_index),
-             lambda m: m((x_src, x_dst), edge_index), [x_src, x_dst])
-    _compare(ref, ours, lambda m: m((x_src, x_dst), edge_index, size=size),
-             lambda m: m((x_src, x_dst), edge_index, size=size), [x_src, x_dst])
+    _compare(
+        ref,
+        ours,
+        lambda m: m((x_src, x_dst), edge_index),
+        lambda m: m((x_src, x_dst), edge_index),
+        [x_src, x_dst],
+    )
+    _compare(
+        ref,
+        ours,
+        lambda m: m((x_src, x_dst), edge_index, size=size),
+        lambda m: m((x_src, x_dst), edge_index, size=size),
+        [x_src, x_dst],
+    )
     # Without destination features (no root term; GAT without a destination score).
-    _compare(ref, ours, lambda m: m((x_src, None), edge_index, size=size),
-             lambda m: m((x_src, None), edge_index, size=size), [x_src])
+    _compare(
+        ref,
+        ours,
+        lambda m: m((x_src, None), edge_index, size=size),
+        lambda m: m((x_src, None), edge_index, size=size),
+        [x_src],
+    )
 
 
 @pytest.mark.parametrize("name", GCN)
@@ -157,12 +185,14 @@ def test_gcn_with_size_normalizes_over_the_prefix_graph(name):
     """GCN has no bipartite mode in PyG; with size= (num_dst <= num_src) fastgl's destinations are
     the first num_dst sources, i.e. PyG on the square graph of num_src nodes, first rows."""
     g = torch.Generator().manual_seed(3)
-    edge_index = torch.stack([torch.randint(0, 50, (300,), generator=g),
-                              torch.randint(0, 20, (300,), generator=g)])
+    edge_index = torch.stack(
+        [torch.randint(0, 50, (300,), generator=g), torch.randint(0, 20, (300,), generator=g)]
+    )
     x = torch.randn(50, IN, requires_grad=True)
     ref, ours = _pair(name)
-    _compare(ref, ours, lambda m: m(x, edge_index)[:20],
-             lambda m: m(x, edge_index, size=(50, 20)), [x])
+    _compare(
+        ref, ours, lambda m: m(x, edge_index)[:20], lambda m: m(x, edge_index, size=(50, 20)), [x]
+    )
 
 
 def _sample(num_nodes=200, seeds=(3, 17, 42, 99, 150), fanouts=(5, 5)):
@@ -170,15 +200,24 @@ def _sample(num_nodes=200, seeds=(3, 17, 42, 99, 150), fanouts=(5, 5)):
     edge_index = torch.randint(0, num_nodes, (2, 1600), generator=g)
     graph = fastgl.CSCGraph.from_edge_index(edge_index, num_nodes)
     torch.manual_seed(5)
-    return edge_index, graph, fastgl.NeighborSampler(graph, list(fanouts)).sample(
-        torch.tensor(seeds))
+    return (
+        edge_index,
+        graph,
+        fastgl.NeighborSampler(graph, list(fanouts)).sample(torch.tensor(seeds)),
+    )
 
 
 def _shuffled(block: Block) -> Block:
     """The same block with its edges in random order (not destination-sorted)."""
     perm = torch.randperm(block.num_edges, generator=torch.Generator().manual_seed(6))
-    return Block(block.src[perm], block.dst[perm], block.eid[perm], block.src_nodes,
-                 block.num_src_nodes, block.num_dst_nodes)
+    return Block(
+        block.src[perm],
+        block.dst[perm],
+        block.eid[perm],
+        block.src_nodes,
+        block.num_src_nodes,
+        block.num_dst_nodes,
+    )
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
@@ -187,23 +226,36 @@ def test_blocks_match_pyg(name):
     x_all = torch.randn(sub.nodes.numel(), IN)
     ref, ours = _pair(name)
     # A hand-made block: unsorted, with self-loops, a destination without in-edges (node 1).
-    handmade = Block(src=torch.tensor([5, 0, 7, 2, 3, 0, 6, 2]),
-                     dst=torch.tensor([0, 0, 2, 2, 0, 2, 3, 3]), eid=torch.arange(8),
-                     src_nodes=torch.arange(8), num_src_nodes=8, num_dst_nodes=4)
+    handmade = Block(
+        src=torch.tensor([5, 0, 7, 2, 3, 0, 6, 2]),
+        dst=torch.tensor([0, 0, 2, 2, 0, 2, 3, 3]),
+        eid=torch.arange(8),
+        src_nodes=torch.arange(8),
+        num_src_nodes=8,
+        num_dst_nodes=4,
+    )
     # PyG normalizes a block over its own edges: that is ours for blocks without degrees.
     plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
     for block in plain + [handmade]:
         for b in (block, _shuffled(block)):
-            x = x_all[: b.num_src_nodes].clone().requires_grad_()
-            edge_index = torch.stack([b.src, b.dst])
-            n_src, n_dst = b.num_src_nodes, b.num_dst_nodes
-            if name.startswith("gcn"):
-                def run_ref(m):
-                    return m(x, edge_index)[:n_dst]
-            else:
-                def run_ref(m):
-                    return m((x, x[:n_dst]), edge_index, size=(n_src, n_dst))
-            _compare(ref, ours, run_ref, lambda m: m(x, b), [x])
+            _compare_on_block(ref, ours, name, b, x_all)
+
+
+def _compare_on_block(ref, ours, name, b, x_all):
+    """PyG's layer on the block's edge_index against ours on the block itself."""
+    x = x_all[: b.num_src_nodes].clone().requires_grad_()
+    edge_index = torch.stack([b.src, b.dst])
+    n_src, n_dst = b.num_src_nodes, b.num_dst_nodes
+    if name.startswith("gcn"):
+
+        def run_ref(m):
+            return m(x, edge_index)[:n_dst]
+    else:
+
+        def run_ref(m):
+            return m((x, x[:n_dst]), edge_index, size=(n_src, n_dst))
+
+    _compare(ref, ours, run_ref, lambda m: m(x, b), [x])
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
@@ -292,8 +344,9 @@ MODELS = {
 
 def _model_pair(name, **kwargs):
     torch.manual_seed(10)
-    ref = getattr(pyg_nn.models, name)(IN, 16, num_layers=2, out_channels=5, **MODELS[name],
-                                       **kwargs)
+    ref = getattr(pyg_nn.models, name)(
+        IN, 16, num_layers=2, out_channels=5, **MODELS[name], **kwargs
+    )
     ours = getattr(fnn, name)(IN, 16, num_layers=2, out_channels=5, **MODELS[name], **kwargs)
     ours.load_state_dict(ref.state_dict(), strict=True)
     return ref.eval(), ours.eval()
@@ -305,8 +358,12 @@ def test_model_on_blocks_matches_pyg(name):
     x = torch.randn(200, IN)[sub.nodes]
     ref, ours = _model_pair(name)
     # PyG's own mini-batch path: NeighborLoader layout, layer-wise trimming.
-    expected = ref(x, sub.edge_index, num_sampled_nodes_per_hop=sub.num_sampled_nodes,
-                   num_sampled_edges_per_hop=sub.num_sampled_edges)[: sub.batch_size]
+    expected = ref(
+        x,
+        sub.edge_index,
+        num_sampled_nodes_per_hop=sub.num_sampled_nodes,
+        num_sampled_edges_per_hop=sub.num_sampled_edges,
+    )[: sub.batch_size]
     out = ours(x, [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()])
     assert out.shape == (sub.batch_size, 5)
     torch.testing.assert_close(out, expected, **TOL)
@@ -326,8 +383,9 @@ def test_gcn_on_full_neighborhood_blocks_is_full_graph_gcn(fanouts):
     x = torch.randn(120, IN, generator=g)
     torch.manual_seed(11)
     model = fnn.GCN(IN, 16, num_layers=len(fanouts), out_channels=5).eval()
-    torch.testing.assert_close(model(x[sub.nodes], sub.blocks()), model(x, edge_index)[seeds],
-                               **TOL)
+    torch.testing.assert_close(
+        model(x[sub.nodes], sub.blocks()), model(x, edge_index)[seeds], **TOL
+    )
     # Without the degrees the sources beyond the destinations count only their self-loop.
     plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
     assert not torch.allclose(model(x[sub.nodes], plain), model(x, edge_index)[seeds], **TOL)
@@ -368,6 +426,7 @@ def test_gcn_model_edge_weights_per_block():
 
 # --- bad input ----------------------------------------------------------------------------------
 
+
 def test_bad_inputs_raise_clear_errors():
     edge_index = _random_graph()
     x = torch.randn(60, IN)
@@ -376,14 +435,20 @@ def test_bad_inputs_raise_clear_errors():
     block = sub.blocks()[0]
     graph = fastgl.CSCGraph.from_edge_index(edge_index, 60)
     cases = [
-        (lambda: sage(x[:50], graph), ValueError, "SAGEConv: x has 50 rows but the graph has "
-                                                  "60 source nodes"),
+        (
+            lambda: sage(x[:50], graph),
+            ValueError,
+            "SAGEConv: x has 50 rows but the graph has 60 source nodes",
+        ),
         (lambda: sage(x[:50], edge_index), ValueError, "source id 58, out of range for 50"),
         (lambda: sage(x, graph, size=(60, 30)), ValueError, "disagrees with a CSCGraph"),
         (lambda: sage(x, edge_index[:1]), ValueError, r"edge_index must have shape \[2, E\]"),
         (lambda: sage(x, edge_index.float()), ValueError, "edge_index must be int32 or int64"),
-        (lambda: sage(x, torch.tensor([[0, 70], [1, 2]])), ValueError, "source id 70, out of "
-                                                                       "range for 60"),
+        (
+            lambda: sage(x, torch.tensor([[0, 70], [1, 2]])),
+            ValueError,
+            "source id 70, out of range for 60",
+        ),
         (lambda: sage(x, torch.tensor([[0, 1], [1, -1]])), ValueError, "target id -1"),
         (lambda: sage(x.long(), edge_index), ValueError, "floating-point"),
         (lambda: sage(x[0], edge_index), ValueError, "must be 2-D"),
@@ -391,24 +456,36 @@ def test_bad_inputs_raise_clear_errors():
         (lambda: sage(x, edge_index.to_sparse()), ValueError, "graph has 414 source nodes"),
         (lambda: sage(x, "graph"), TypeError, "edge_index tensor"),
         (lambda: sage(x, block), ValueError, f"graph has {block.num_src_nodes} source nodes"),
-        (lambda: sage(torch.randn(block.num_src_nodes, IN), block, size=(5, 5)), ValueError,
-         "disagrees with a Block"),
+        (
+            lambda: sage(torch.randn(block.num_src_nodes, IN), block, size=(5, 5)),
+            ValueError,
+            "disagrees with a Block",
+        ),
         (lambda: sage((x, None), edge_index), ValueError, "pass size="),
         (lambda: sage((x, x[:10]), edge_index), ValueError, "target id"),
         (lambda: sage(x, edge_index, size=(60, 61)), ValueError, "must not exceed num_src"),
         (lambda: sage(x, edge_index, size=(60,)), ValueError, "size must be a pair"),
         (lambda: gcn((x, x), edge_index), ValueError, "does not support bipartite"),
         (lambda: gcn(x, edge_index, torch.ones(3)), ValueError, "edge_weight must have shape"),
-        (lambda: fnn.GCNConv(IN, OUT, normalize=False, add_self_loops=True), ValueError,
-         "self-loops"),
+        (
+            lambda: fnn.GCNConv(IN, OUT, normalize=False, add_self_loops=True),
+            ValueError,
+            "self-loops",
+        ),
         (lambda: fnn.SAGEConv(IN, OUT, aggr="lstm"), NotImplementedError, "aggr must be one of"),
         (lambda: fnn.SAGEConv(-1, OUT, project=True), ValueError, "lazy"),
         (lambda: fnn.GATConv(IN, OUT, edge_dim=4), NotImplementedError, "edge_dim"),
-        (lambda: fnn.GATConv(IN, OUT)(x, edge_index, edge_attr=torch.ones(1)),
-         NotImplementedError, "edge_attr"),
+        (
+            lambda: fnn.GATConv(IN, OUT)(x, edge_index, edge_attr=torch.ones(1)),
+            NotImplementedError,
+            "edge_attr",
+        ),
         (lambda: fnn.GraphSAGE(IN, 16, 2)(x, [block]), ValueError, "list of 2 Blocks"),
-        (lambda: fnn.GraphSAGE(IN, 16, 2)(x, edge_index, torch.ones(3)), ValueError,
-         "no edge_weight"),
+        (
+            lambda: fnn.GraphSAGE(IN, 16, 2)(x, edge_index, torch.ones(3)),
+            ValueError,
+            "no edge_weight",
+        ),
         (lambda: fnn.GAT(IN, 15, 2, heads=2), ValueError, "divisible"),
         (lambda: fnn.GraphSAGE(IN, 16, 0), ValueError, "num_layers"),
         (lambda: fnn.GraphSAGE(IN, 16, 2, act="nope"), ValueError, "unknown activation"),

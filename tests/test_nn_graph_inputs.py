@@ -25,9 +25,9 @@ import warnings
 
 import pytest
 import torch
+from test_nn import layer_pair
 
 import fastgl.nn as fnn
-from test_nn import layer_pair
 
 pyg = pytest.importorskip("torch_geometric")
 pyg_nn = pytest.importorskip("torch_geometric.nn")
@@ -42,8 +42,9 @@ TOL = dict(atol=1e-5, rtol=1e-5)
 
 
 def _gin_nn(channels):
-    return torch.nn.Sequential(torch.nn.Linear(channels, 16), torch.nn.ReLU(),
-                               torch.nn.Linear(16, OUT))
+    return torch.nn.Sequential(
+        torch.nn.Linear(channels, 16), torch.nn.ReLU(), torch.nn.Linear(16, OUT)
+    )
 
 
 # name -> factory(module, in_channels); module is torch_geometric.nn or fastgl.nn.
@@ -83,14 +84,20 @@ def _compare(ref, ours, run_ref, run_ours, inputs):
     for key, t, g_ref, g_ours in zip(names, wrt_ours, grads_ref, grads_ours):
         g_ref = torch.zeros_like(t) if g_ref is None else g_ref
         g_ours = torch.zeros_like(t) if g_ours is None else g_ours
-        torch.testing.assert_close(g_ours, g_ref, **TOL, msg=lambda m: f"grad of {key}: {m}")
+        torch.testing.assert_close(
+            g_ours, g_ref, **TOL, msg=lambda m, key=key: f"grad of {key}: {m}"
+        )
 
 
 def _edges(num_src, num_dst, num_edges, seed):
     """Distinct edges in random order, with self-loops and an isolated last destination."""
     g = torch.Generator().manual_seed(seed)
-    edge_index = torch.stack([torch.randint(0, num_src, (num_edges,), generator=g),
-                              torch.randint(0, num_dst - 1, (num_edges,), generator=g)])
+    edge_index = torch.stack(
+        [
+            torch.randint(0, num_src, (num_edges,), generator=g),
+            torch.randint(0, num_dst - 1, (num_edges,), generator=g),
+        ]
+    )
     loops = torch.tensor([[0, 3, 7], [0, 3, 7]])
     edge_index = torch.unique(torch.cat([edge_index, loops], dim=1), dim=1)
     return edge_index[:, torch.randperm(edge_index.shape[1], generator=g)]
@@ -146,11 +153,17 @@ def _compare_on_sparse(name, in_channels, layout, run, inputs, values):
     _compare(ref, ours, run(_pyg_adj(name, layout)), run(SPARSE[layout]), inputs)
     if values.requires_grad:
         ref, ours = _pair(name, in_channels)
-        _compare(ref, ours, run(_pyg_adj(name, layout, values_grad=True)), run(SPARSE[layout]),
-                 inputs + [values])
+        _compare(
+            ref,
+            ours,
+            run(_pyg_adj(name, layout, values_grad=True)),
+            run(SPARSE[layout]),
+            inputs + [values],
+        )
 
 
 # --- sparse adj_t -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["ones", "weighted"])
 @pytest.mark.parametrize("layout", list(SPARSE))
@@ -162,6 +175,7 @@ def test_sparse_adj_t_matches_pyg(name, layout, weighted):
 
     def run(build):
         return lambda m: m(x, build(edge_index, values, (N, N)))
+
     _compare_on_sparse(name, IN, layout, run, [x], values)
 
 
@@ -176,8 +190,10 @@ def test_sparse_bipartite_matches_pyg(name, layout):
     in_channels = IN if name.startswith("gin") else (IN, dst_channels)
     # Without destination features: no root term; GAT without a destination score.
     for x, inputs in (((x_src, x_dst), [x_src, x_dst]), ((x_src, None), [x_src])):
+
         def run(build, x=x):
             return lambda m: m(x, build(edge_index, values, (N_DST, N)))
+
         _compare_on_sparse(name, in_channels, layout, run, inputs, values)
 
 
@@ -191,9 +207,13 @@ def test_sparse_non_square_with_one_feature_tensor(name, layout):
     ref, ours = _pair(name)
     for values_grad in (False, True):
         build = _pyg_adj(name, layout, values_grad)
-        _compare(ref, ours, lambda m: m((x, x[:N_DST]), build(edge_index, values, (N_DST, N))),
-                 lambda m: m(x, SPARSE[layout](edge_index, values, (N_DST, N))),
-                 [x, values] if values_grad else [x])
+        _compare(
+            ref,
+            ours,
+            lambda m, build=build: m((x, x[:N_DST]), build(edge_index, values, (N_DST, N))),
+            lambda m: m(x, SPARSE[layout](edge_index, values, (N_DST, N))),
+            [x, values] if values_grad else [x],
+        )
 
 
 @pytest.mark.parametrize("layout", list(SPARSE))
@@ -206,8 +226,13 @@ def test_gcn_non_square_adj_t_is_the_padded_square_matrix(name, layout):
     x = torch.randn(N, IN, requires_grad=True)
     for _ in range(2):  # twice: a cached layer must not take the first matrix for the second
         ref, ours = _pair(name)
-        _compare(ref, ours, lambda m: m(x, SPARSE["csr"](edge_index, values, (N, N)))[:N_DST],
-                 lambda m: m(x, SPARSE[layout](edge_index, values, (N_DST, N))), [x, values])
+        _compare(
+            ref,
+            ours,
+            lambda m: m(x, SPARSE["csr"](edge_index, values, (N, N)))[:N_DST],
+            lambda m: m(x, SPARSE[layout](edge_index, values, (N_DST, N))),
+            [x, values],
+        )
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
@@ -221,6 +246,7 @@ def test_coo_duplicate_entries_are_one_edge(name):
 
     def run(build):
         return lambda m: m(x, build(edge_index, values, (N, N)))
+
     _compare_on_sparse(name, IN, "coo", run, [x], values)
 
 
@@ -230,17 +256,20 @@ def test_sparse_without_entries(name, layout):
     x = torch.randn(7, IN)
     empty = torch.empty(2, 0, dtype=torch.long)
     ref, ours = _pair(name)
-    torch.testing.assert_close(ours(x, SPARSE[layout](empty, torch.ones(0), (7, 7))),
-                               ref(x, _pyg_adj(name, layout)(empty, torch.ones(0), (7, 7))),
-                               **TOL)
+    torch.testing.assert_close(
+        ours(x, SPARSE[layout](empty, torch.ones(0), (7, 7))),
+        ref(x, _pyg_adj(name, layout)(empty, torch.ones(0), (7, 7))),
+        **TOL,
+    )
 
 
 def test_csr_with_int32_indices():
     edge_index = _edges(N, N, 160, seed=6)
     values = _values(edge_index.shape[1], weighted=True).detach()
     csr = SPARSE["csr"](edge_index, values, (N, N))
-    csr32 = torch.sparse_csr_tensor(csr.crow_indices().int(), csr.col_indices().int(),
-                                    csr.values(), (N, N))
+    csr32 = torch.sparse_csr_tensor(
+        csr.crow_indices().int(), csr.col_indices().int(), csr.values(), (N, N)
+    )
     x = torch.randn(N, IN)
     for name in ("gcn", "sage-mean", "gat"):
         _, ours = _pair(name)
@@ -270,10 +299,12 @@ def test_gradcheck_sparse_values_float64(name):
     x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
     values = (torch.rand(7, dtype=torch.float64) + 0.5).requires_grad_()
     assert torch.autograd.gradcheck(
-        lambda t, v: conv(t, SPARSE["csr"](edge_index, v, (5, 5))), (x, values))
+        lambda t, v: conv(t, SPARSE["csr"](edge_index, v, (5, 5))), (x, values)
+    )
 
 
 # --- EdgeIndex ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("sort", [None, "row", "col"])
 @pytest.mark.parametrize("name", list(LAYERS))
@@ -288,8 +319,10 @@ def test_edge_index_matches_pyg(name, sort):
     _compare(ref, ours, lambda m: m(x, ei), lambda m: m(x, ei), [x])
     torch.testing.assert_close(ours(x, ei), ours(x, ei.as_tensor()), **TOL)
     if name.startswith("gcn"):  # edge weights in the EdgeIndex's own column order
+
         def run(m):
             return m(x, ei, weight if perm is None else weight[perm])
+
         ref, ours = _pair(name)  # fresh: PyG's cached GCN would keep the unweighted graph
         _compare(ref, ours, run, run, [x, weight])
 
@@ -305,14 +338,20 @@ def test_edge_index_bipartite_takes_its_sparse_size(name, sort):
     x_src = torch.randn(N, IN, requires_grad=True)
     x_dst = torch.randn(N_DST, dst_channels, requires_grad=True)
     ref, ours = _pair(name, IN if name.startswith("gin") else (IN, dst_channels))
-    _compare(ref, ours, lambda m: m((x_src, x_dst), ei), lambda m: m((x_src, x_dst), ei),
-             [x_src, x_dst])
+    _compare(
+        ref, ours, lambda m: m((x_src, x_dst), ei), lambda m: m((x_src, x_dst), ei), [x_src, x_dst]
+    )
     # Without x_dst the sparse size says how many destinations there are. PyG's GATConv still
     # counts its self-loops from the size argument (without one: all 40 sources, and 40
     # output rows), so PyG gets size= there.
     size = (N, N_DST) if name.startswith("gat") else None
-    _compare(ref, ours, lambda m: m((x_src, None), ei, size=size),
-             lambda m: m((x_src, None), ei), [x_src])
+    _compare(
+        ref,
+        ours,
+        lambda m: m((x_src, None), ei, size=size),
+        lambda m: m((x_src, None), ei),
+        [x_src],
+    )
 
 
 def test_edge_index_size_fills_in_what_sparse_size_leaves_open():
@@ -320,14 +359,19 @@ def test_edge_index_size_fills_in_what_sparse_size_leaves_open():
     x_src = torch.randn(N, IN)
     _, ours = _pair("sage-mean")
     expected = ours((x_src, None), edge_index, size=(N, N_DST))
-    for sparse_size, size in [((None, N_DST), None), ((None, N_DST), (N, None)),
-                              ((N, None), (None, N_DST)), ((None, None), (N, N_DST)),
-                              ((N, N_DST), (N, N_DST))]:
+    for sparse_size, size in [
+        ((None, N_DST), None),
+        ((None, N_DST), (N, None)),
+        ((N, None), (None, N_DST)),
+        ((None, None), (N, N_DST)),
+        ((N, N_DST), (N, N_DST)),
+    ]:
         ei = EdgeIndex(edge_index, sparse_size=sparse_size)
         torch.testing.assert_close(ours((x_src, None), ei, size=size), expected, **TOL)
 
 
 # --- bad input ----------------------------------------------------------------------------------
+
 
 class SparseTensor:
     """Stands in for torch_sparse.SparseTensor, which does not install here."""
@@ -342,39 +386,71 @@ def test_bad_graph_inputs_raise_clear_errors():
     sage, gcn, gat = fnn.SAGEConv(IN, OUT), fnn.GCNConv(IN, OUT), fnn.GATConv(IN, OUT)
     csr = SPARSE["csr"](edge_index, values, (N, N))
     wide = SPARSE["csr"](edge_index, values, (N, N + 5))
-    bad_crow = torch.sparse_csr_tensor(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1]),
-                                       torch.ones(2), (3, 3))
-    bad_end = torch.sparse_csr_tensor(torch.tensor([0, 1, 1]), torch.tensor([0, 1]),
-                                      torch.ones(2), (2, 2))
+    bad_crow = torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1]), torch.ones(2), (3, 3)
+    )
+    bad_end = torch.sparse_csr_tensor(
+        torch.tensor([0, 1, 1]), torch.tensor([0, 1]), torch.ones(2), (2, 2)
+    )
     cases = [
         (lambda: sage(x, wide), ValueError, "SAGEConv: x has 40 rows but the graph has 45 source"),
-        (lambda: sage((x, x[:10]), csr), ValueError, "x_dst has 10 rows but the graph has 40 "
-                                                      "destination"),
+        (
+            lambda: sage((x, x[:10]), csr),
+            ValueError,
+            "x_dst has 10 rows but the graph has 40 destination",
+        ),
         (lambda: gcn(x[:30], csr), ValueError, "GCNConv: x has 30 rows"),
         (lambda: sage(x, csr, size=(N, 20)), ValueError, "disagrees with a sparse adj_t of shape"),
-        (lambda: sage(x, SPARSE["coo"](edge_index, values, (N + 5, N))), ValueError,
-         "must not exceed num_src"),
+        (
+            lambda: sage(x, SPARSE["coo"](edge_index, values, (N + 5, N))),
+            ValueError,
+            "must not exceed num_src",
+        ),
         (lambda: sage(x, csr.to_dense()), ValueError, "dense adjacency matrix is not accepted"),
         (lambda: gat(x, torch.ones(2, 5)), ValueError, "dense adjacency matrix"),
-        (lambda: sage(x, torch.zeros(N, N, 3).to_sparse()), ValueError,
-         r"2-D matrix \[num_dst, num_src\].*shape \(40, 40, 3\)"),
+        (
+            lambda: sage(x, torch.zeros(N, N, 3).to_sparse()),
+            ValueError,
+            r"2-D matrix \[num_dst, num_src\].*shape \(40, 40, 3\)",
+        ),
         (lambda: sage(x, torch.ones(N, N, 3).to_sparse(2)), ValueError, "1 dense dims"),
         (lambda: sage(x, torch.ones(2, N, N).to_sparse_csr()), ValueError, "2-D matrix"),
-        (lambda: sage(x, torch.ones(N, N).to_sparse_bsr((2, 2))), ValueError,
-         "sparse_coo, sparse_csr or sparse_csc layout, got torch.sparse_bsr"),
-        (lambda: sage(torch.randn(3, IN), bad_crow), ValueError,
-         r"crow_indices\(\) must never decrease, but entry 2 is 1 < 2"),
-        (lambda: sage(torch.randn(2, IN), bad_end), ValueError,
-         r"crow_indices\(\) must run from 0 to nnz = 2, got 0 to 1"),
-        (lambda: gcn(x, csr, torch.ones(edge_index.shape[1])), ValueError,
-         "edge_weight must be None with a sparse adj_t"),
+        (
+            lambda: sage(x, torch.ones(N, N).to_sparse_bsr((2, 2))),
+            ValueError,
+            "sparse_coo, sparse_csr or sparse_csc layout, got torch.sparse_bsr",
+        ),
+        (
+            lambda: sage(torch.randn(3, IN), bad_crow),
+            ValueError,
+            r"crow_indices\(\) must never decrease, but entry 2 is 1 < 2",
+        ),
+        (
+            lambda: sage(torch.randn(2, IN), bad_end),
+            ValueError,
+            r"crow_indices\(\) must run from 0 to nnz = 2, got 0 to 1",
+        ),
+        (
+            lambda: gcn(x, csr, torch.ones(edge_index.shape[1])),
+            ValueError,
+            "edge_weight must be None with a sparse adj_t",
+        ),
         (lambda: sage(x, SparseTensor()), TypeError, "torch_sparse.SparseTensor is not supported"),
-        (lambda: sage(x, EdgeIndex(edge_index, sparse_size=(N, N)), size=(N, 20)), ValueError,
-         r"disagrees with the EdgeIndex's sparse_size \(40, 40\)"),
-        (lambda: sage(x[:30], EdgeIndex(edge_index, sparse_size=(N, N))), ValueError,
-         "x has 30 rows but the graph has 40 source"),
-        (lambda: sage(x, EdgeIndex(edge_index, sparse_size=(N, 30))), ValueError,
-         "target id 3[0-9], out of range for 30"),
+        (
+            lambda: sage(x, EdgeIndex(edge_index, sparse_size=(N, N)), size=(N, 20)),
+            ValueError,
+            r"disagrees with the EdgeIndex's sparse_size \(40, 40\)",
+        ),
+        (
+            lambda: sage(x[:30], EdgeIndex(edge_index, sparse_size=(N, N))),
+            ValueError,
+            "x has 30 rows but the graph has 40 source",
+        ),
+        (
+            lambda: sage(x, EdgeIndex(edge_index, sparse_size=(N, 30))),
+            ValueError,
+            "target id 3[0-9], out of range for 30",
+        ),
         (lambda: sage(x, 3.0), TypeError, "torch_geometric.EdgeIndex, a sparse adj_t"),
     ]
     with warnings.catch_warnings():
@@ -386,10 +462,12 @@ def test_bad_graph_inputs_raise_clear_errors():
 
 # --- how the structure is built -----------------------------------------------------------------
 
+
 def test_csr_and_coalesced_coo_are_read_without_sorting():
     """The CSR of adj_t is the graph's CSC: fastgl reads it as it is (same edge order, so the
     values need no reordering); a coalesced COO likewise; a CSC needs one sort."""
     from fastgl.nn._adjacency import adjacency_of
+
     edge_index = _edges(N, N, 160, seed=12)
     values = _values(edge_index.shape[1], weighted=True).detach()
     x = torch.randn(N, IN)
@@ -405,8 +483,11 @@ def test_csr_and_coalesced_coo_are_read_without_sorting():
     assert torch.equal(adj.structure.indices, csr.col_indices())
     assert torch.equal(adj.values, csr.values())
     # Bipartite: a destination-sorted Block with the CSR's edges in their order.
-    wide = SPARSE["csr"](edge_index[:, edge_index[1] < N_DST], 1.0 + torch.arange(
-        int((edge_index[1] < N_DST).sum())).float(), (N_DST, N))
+    wide = SPARSE["csr"](
+        edge_index[:, edge_index[1] < N_DST],
+        1.0 + torch.arange(int((edge_index[1] < N_DST).sum())).float(),
+        (N_DST, N),
+    )
     _, _, adj = adjacency_of("test", (x, None), wide)
     assert adj.edge_order is None and torch.equal(adj.structure.src, wide.col_indices())
     assert torch.equal(adj.values, wide.values())

@@ -52,11 +52,13 @@ def test_read_version_parses_without_importing(setup_py, tmp_path):
 
 def test_installed_metadata_has_the_same_version(setup_py):
     assert installed_distribution().version == setup_py.VERSION, (
-        "the installed fastgl's metadata is stale: reinstall it (make build)")
+        "the installed fastgl's metadata is stale: reinstall it (make build)"
+    )
     # What importlib.metadata answers here, where a fastgl.egg-info left in the checkout by an
     # old build would come first.
     assert importlib.metadata.version("fastgl") == setup_py.VERSION, (
-        "stale fastgl metadata on sys.path: remove the checkout's fastgl.egg-info (make clean)")
+        "stale fastgl metadata on sys.path: remove the checkout's fastgl.egg-info (make clean)"
+    )
 
 
 def test_benchmarks_are_not_a_package(setup_py, monkeypatch, tmp_path):
@@ -64,15 +66,21 @@ def test_benchmarks_are_not_a_package(setup_py, monkeypatch, tmp_path):
     packages = setup_py.package_list()
     assert not [p for p in packages if p == "benchmarks" or p.startswith("benchmarks.")]
     assert all(p == "fastgl" or p.startswith("fastgl.") for p in packages), packages
-    assert {"fastgl", "fastgl.ops", "fastgl.integrations", "fastgl.integrations.dgl",
-            "fastgl.integrations.pyg"} <= set(packages)
+    assert {
+        "fastgl",
+        "fastgl.ops",
+        "fastgl.integrations",
+        "fastgl.integrations.dgl",
+        "fastgl.integrations.pyg",
+    } <= set(packages)
 
 
 def test_installed_distribution_has_no_benchmarks(setup_py):
     dist = installed_distribution()
     top_level = (dist.read_text("top_level.txt") or "").split()
     assert "benchmarks" not in top_level, (
-        f"top_level.txt lists {top_level}: reinstall fastgl (make build)")
+        f"top_level.txt lists {top_level}: reinstall fastgl (make build)"
+    )
 
 
 def test_openmp_probe_returns_a_bool_and_leaves_no_files(setup_py, monkeypatch, tmp_path):

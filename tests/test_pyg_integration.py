@@ -19,16 +19,20 @@ from fastgl.integrations.pyg import LinkNeighborLoader, NeighborLoader, Neighbor
 def random_data(num_nodes=200, num_edges=2000, seed=0):
     generator = torch.Generator().manual_seed(seed)
     edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=generator)
-    return Data(x=torch.randn(num_nodes, 6, generator=generator), edge_index=edge_index,
-                y=torch.randint(0, 3, (num_nodes,), generator=generator),
-                w=torch.rand(num_edges, generator=generator))
+    return Data(
+        x=torch.randn(num_nodes, 6, generator=generator),
+        edge_index=edge_index,
+        y=torch.randint(0, 3, (num_nodes,), generator=generator),
+        w=torch.rand(num_edges, generator=generator),
+    )
 
 
 def star_data(num_leaves):
     """Node 0 has an in-edge from each leaf 1..num_leaves (edge id = leaf - 1)."""
     leaves = torch.arange(1, num_leaves + 1)
-    return Data(edge_index=torch.stack([leaves, torch.zeros_like(leaves)]),
-                num_nodes=num_leaves + 1)
+    return Data(
+        edge_index=torch.stack([leaves, torch.zeros_like(leaves)]), num_nodes=num_leaves + 1
+    )
 
 
 def check_pyg_layout(data, batch, fanouts, input_nodes):
@@ -55,8 +59,9 @@ def check_pyg_layout(data, batch, fanouts, input_nodes):
 def test_neighbor_loader_batches_have_pyg_layout():
     data = random_data()
     input_nodes = torch.arange(0, 200, 3)
-    loader = NeighborLoader(data, num_neighbors=[4, 3], input_nodes=input_nodes, batch_size=16,
-                            shuffle=True)
+    loader = NeighborLoader(
+        data, num_neighbors=[4, 3], input_nodes=input_nodes, batch_size=16, shuffle=True
+    )
     seen = []
     for batch in loader:
         check_pyg_layout(data, batch, [4, 3], input_nodes)
@@ -80,9 +85,12 @@ def test_trim_to_layer_gives_the_untrimmed_result():
     model = GraphSAGE(6, 16, num_layers=2).eval()
     for batch in NeighborLoader(data, [5, 4], batch_size=32):
         full = model(batch.x, batch.edge_index)[: batch.batch_size]
-        trimmed = model(batch.x, batch.edge_index,
-                        num_sampled_nodes_per_hop=batch.num_sampled_nodes,
-                        num_sampled_edges_per_hop=batch.num_sampled_edges)[: batch.batch_size]
+        trimmed = model(
+            batch.x,
+            batch.edge_index,
+            num_sampled_nodes_per_hop=batch.num_sampled_nodes,
+            num_sampled_edges_per_hop=batch.num_sampled_edges,
+        )[: batch.batch_size]
         torch.testing.assert_close(trimmed, full)
 
 
@@ -107,8 +115,9 @@ def test_uniform_draws_are_uniform():
 def test_weight_attr_draws_proportionally():
     data = star_data(5)
     data.p = torch.tensor([0.0, 1.0, 2.0, 3.0, 0.0])
-    loader = NeighborLoader(data, [2], input_nodes=torch.tensor([0]), batch_size=1,
-                            weight_attr="p", replace=True)
+    loader = NeighborLoader(
+        data, [2], input_nodes=torch.tensor([0]), batch_size=1, weight_attr="p", replace=True
+    )
     counts = collections.Counter()
     torch.manual_seed(1)
     for _ in range(1200):
@@ -120,16 +129,16 @@ def test_weight_attr_draws_proportionally():
 
 def test_replace_draws_exactly_the_fanout():
     data = star_data(3)
-    batch = next(iter(NeighborLoader(data, [7], input_nodes=torch.tensor([0]), batch_size=1,
-                                     replace=True)))
+    batch = next(
+        iter(NeighborLoader(data, [7], input_nodes=torch.tensor([0]), batch_size=1, replace=True))
+    )
     assert batch.edge_index.shape[1] == 7
 
 
 def test_disjoint_trees():
     data = random_data()
     seeds = torch.tensor([4, 4, 9, 100])  # a seed may repeat: each gets its own tree
-    batch = next(iter(NeighborLoader(data, [3, 2], input_nodes=seeds, batch_size=4,
-                                     disjoint=True)))
+    batch = next(iter(NeighborLoader(data, [3, 2], input_nodes=seeds, batch_size=4, disjoint=True)))
     assert torch.equal(batch.n_id[:4], seeds) and torch.equal(batch.batch[:4], torch.arange(4))
     row, col = batch.edge_index
     assert torch.equal(batch.batch[row], batch.batch[col])  # edges never cross trees
@@ -143,8 +152,11 @@ def test_induced_subgraph_has_every_edge_between_sampled_nodes():
     data = random_data()
     batch = next(iter(NeighborLoader(data, [3, 2], batch_size=8, subgraph_type="induced")))
     nodes = set(batch.n_id.tolist())
-    expected = {e for e in range(data.num_edges)
-                if int(data.edge_index[0, e]) in nodes and int(data.edge_index[1, e]) in nodes}
+    expected = {
+        e
+        for e in range(data.num_edges)
+        if int(data.edge_index[0, e]) in nodes and int(data.edge_index[1, e]) in nodes
+    }
     assert set(batch.e_id.tolist()) == expected
     assert torch.equal(data.edge_index[:, batch.e_id], batch.n_id[batch.edge_index])
 
@@ -173,8 +185,9 @@ def test_same_seed_same_batches():
 def test_link_neighbor_loader(mode):
     data = random_data()
     label_index = data.edge_index[:, :100]
-    loader = LinkNeighborLoader(data, [3, 2], edge_label_index=label_index, batch_size=20,
-                                neg_sampling=mode)
+    loader = LinkNeighborLoader(
+        data, [3, 2], edge_label_index=label_index, batch_size=20, neg_sampling=mode
+    )
     batches = list(loader)
     assert len(batches) == 5
     for batch in batches:

@@ -73,13 +73,16 @@ def test_rmat_graph_presets_and_overrides():
     assert rmat_graph(dict(scale=5, edge_factor=2)).num_nodes == 32
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(scale=8),                                    # neither edge_factor nor num_edges
-    dict(scale=8, edge_factor=2, num_edges=10),       # both
-    dict(scale=8, edge_factor=2, num_nodes=257),      # more nodes than 2^scale
-    dict(scale=8, edge_factor=2, a=0.7, b=0.2, c=0.2),  # a + b + c > 1
-    dict(scale=-1, edge_factor=2),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(scale=8),  # neither edge_factor nor num_edges
+        dict(scale=8, edge_factor=2, num_edges=10),  # both
+        dict(scale=8, edge_factor=2, num_nodes=257),  # more nodes than 2^scale
+        dict(scale=8, edge_factor=2, a=0.7, b=0.2, c=0.2),  # a + b + c > 1
+        dict(scale=-1, edge_factor=2),
+    ],
+)
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="rmat_edge_index"):
         rmat_edge_index(**kwargs)

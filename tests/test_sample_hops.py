@@ -10,11 +10,16 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import (
+    as_op_key,
+    edge_index_strategy,
+    random_edge_index,
+    random_weights,
+    sample_hops_reference,
+)
 
 from fastgl import CSCGraph
 from fastgl.ops import sample_hops, sample_neighbors
-from reference import (as_op_key, edge_index_strategy, random_edge_index, random_weights,
-                       sample_hops_reference)
 
 
 def batch_of(out, b: int):
@@ -24,36 +29,58 @@ def batch_of(out, b: int):
     e0 = sum(sum(c) for c in edge_counts[:b])
     nodes = slice(n0, n0 + sum(node_counts[b]))
     edges = slice(e0, e0 + sum(edge_counts[b]))
-    return dict(nodes=out.nodes[nodes].tolist(), node_counts=node_counts[b],
-                row=out.row[edges].tolist(), col=out.col[edges].tolist(),
-                edge_ids=out.edge_ids[edges].tolist(), edge_counts=edge_counts[b],
-                in_degrees=out.in_degrees[nodes].tolist(),
-                tree=out.tree[nodes].tolist() if out.tree.numel() else [])
+    return dict(
+        nodes=out.nodes[nodes].tolist(),
+        node_counts=node_counts[b],
+        row=out.row[edges].tolist(),
+        col=out.col[edges].tolist(),
+        edge_ids=out.edge_ids[edges].tolist(),
+        edge_counts=edge_counts[b],
+        in_degrees=out.in_degrees[nodes].tolist(),
+        tree=out.tree[nodes].tolist() if out.tree.numel() else [],
+    )
 
 
 def run(graph, batches, fanouts, key=5, weighted=False, **options):
     sizes = [len(b) for b in batches]
     seeds = torch.tensor([s for b in batches for s in b], dtype=torch.int64)
     seed_ptr = torch.tensor([0] + sizes).cumsum(0)
-    return sample_hops(graph.indptr, graph.indices, seeds, seed_ptr, fanouts, eid=graph.eid,
-                       weight=graph.weight if weighted else None, seed=key, **options)
+    return sample_hops(
+        graph.indptr,
+        graph.indices,
+        seeds,
+        seed_ptr,
+        fanouts,
+        eid=graph.eid,
+        weight=graph.weight if weighted else None,
+        seed=key,
+        **options,
+    )
 
 
 @st.composite
 def hops_case(draw):
-    edge_index, num_nodes = draw(edge_index_strategy(max_nodes=40, max_edges=250,
-                                                     allow_empty=False))
+    edge_index, num_nodes = draw(
+        edge_index_strategy(max_nodes=40, max_edges=250, allow_empty=False)
+    )
     weighted = draw(st.booleans())
-    weight = random_weights(edge_index.shape[1], seed=draw(st.integers(0, 99))) \
-        if weighted else None
+    weight = (
+        random_weights(edge_index.shape[1], seed=draw(st.integers(0, 99))) if weighted else None
+    )
     graph = CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes, edge_weight=weight)
     if draw(st.booleans()):
         graph = CSCGraph(graph.indptr, graph.indices, None, graph.weight)  # slots as edge ids
     seeds = draw(st.lists(st.integers(0, num_nodes - 1), max_size=10))
-    return dict(graph=graph, seeds=seeds, weighted=weighted,
-                fanouts=draw(st.lists(st.sampled_from([-1, 0, 1, 2, 3, 5]), max_size=3)),
-                key=draw(st.integers(-2**63, 2**63 - 1)), replace=draw(st.booleans()),
-                layerwise=draw(st.booleans()), disjoint=draw(st.booleans()))
+    return dict(
+        graph=graph,
+        seeds=seeds,
+        weighted=weighted,
+        fanouts=draw(st.lists(st.sampled_from([-1, 0, 1, 2, 3, 5]), max_size=3)),
+        key=draw(st.integers(-(2**63), 2**63 - 1)),
+        replace=draw(st.booleans()),
+        layerwise=draw(st.booleans()),
+        disjoint=draw(st.booleans()),
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -128,27 +155,38 @@ def graph():
     return CSCGraph.from_edge_index(random_edge_index(30, 200, seed=6), num_nodes=30)
 
 
-@pytest.mark.parametrize("change, match", [
-    (dict(seeds=torch.tensor([0, 30])), "sample_hops: seeds id 30 out of range"),
-    (dict(seeds=torch.tensor([-1])), "sample_hops: seeds id -1 is negative"),
-    (dict(seeds=torch.tensor([[1]])), "sample_hops: seeds must be 1-D"),
-    (dict(seed_ptr=torch.tensor([0, 1])), "sample_hops: seed_ptr must run from 0 to"),
-    (dict(seed_ptr=torch.tensor([1, 2])), "sample_hops: seed_ptr must run from 0 to"),
-    (dict(seed_ptr=torch.tensor([0, 2, 1, 2])), "sample_hops: seed_ptr must never decrease"),
-    (dict(seed_ptr=torch.tensor([0, 2], dtype=torch.int32)), "sample_hops: seed_ptr must be"),
-    (dict(seed_ptr=torch.empty(0, dtype=torch.long)), "sample_hops: seed_ptr must have"),
-    (dict(fanouts=[2, -2]), "sample_hops: fanout must be -1"),
-    (dict(eid=torch.arange(5)), "sample_hops: eid has 5 entries but the graph has 200"),
-    (dict(eid=torch.arange(200, dtype=torch.int32)), "sample_hops: eid must be Long"),
-    (dict(weight=torch.ones(3)), "sample_hops: weight has 3 entries but the graph has 200"),
-    (dict(indices="out of range"), "sample_hops: indices id 99 out of range"),
-    (dict(fanouts=[2**62], replace=True), "sample_hops: 2 transits drawing up to"),
-    (dict(indptr="malformed"), "sample_hops: indptr is not a valid CSC offset array"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(seeds=torch.tensor([0, 30])), "sample_hops: seeds id 30 out of range"),
+        (dict(seeds=torch.tensor([-1])), "sample_hops: seeds id -1 is negative"),
+        (dict(seeds=torch.tensor([[1]])), "sample_hops: seeds must be 1-D"),
+        (dict(seed_ptr=torch.tensor([0, 1])), "sample_hops: seed_ptr must run from 0 to"),
+        (dict(seed_ptr=torch.tensor([1, 2])), "sample_hops: seed_ptr must run from 0 to"),
+        (dict(seed_ptr=torch.tensor([0, 2, 1, 2])), "sample_hops: seed_ptr must never decrease"),
+        (dict(seed_ptr=torch.tensor([0, 2], dtype=torch.int32)), "sample_hops: seed_ptr must be"),
+        (dict(seed_ptr=torch.empty(0, dtype=torch.long)), "sample_hops: seed_ptr must have"),
+        (dict(fanouts=[2, -2]), "sample_hops: fanout must be -1"),
+        (dict(eid=torch.arange(5)), "sample_hops: eid has 5 entries but the graph has 200"),
+        (dict(eid=torch.arange(200, dtype=torch.int32)), "sample_hops: eid must be Long"),
+        (dict(weight=torch.ones(3)), "sample_hops: weight has 3 entries but the graph has 200"),
+        (dict(indices="out of range"), "sample_hops: indices id 99 out of range"),
+        (dict(fanouts=[2**62], replace=True), "sample_hops: 2 transits drawing up to"),
+        (dict(indptr="malformed"), "sample_hops: indptr is not a valid CSC offset array"),
+    ],
+)
 def test_bad_input(graph, change, match):
-    args = dict(indptr=graph.indptr, indices=graph.indices, seeds=torch.tensor([1, 2]),
-                seed_ptr=None, fanouts=[2, 2], eid=None, weight=None, disjoint=False,
-                replace=False)
+    args = dict(
+        indptr=graph.indptr,
+        indices=graph.indices,
+        seeds=torch.tensor([1, 2]),
+        seed_ptr=None,
+        fanouts=[2, 2],
+        eid=None,
+        weight=None,
+        disjoint=False,
+        replace=False,
+    )
     args.update(change)
     if isinstance(args["indices"], str):  # a neighbor id past the graph: the next hop's transit
         args["indices"] = graph.indices.clone().fill_(99)
@@ -157,9 +195,17 @@ def test_bad_input(graph, change, match):
     if args["seed_ptr"] is None:
         args["seed_ptr"] = torch.tensor([0, args["seeds"].reshape(-1).numel()])
     with pytest.raises(RuntimeError, match=match):
-        sample_hops(args["indptr"], args["indices"], args["seeds"], args["seed_ptr"],
-                    args["fanouts"], eid=args["eid"], weight=args["weight"],
-                    disjoint=args["disjoint"], replace=args["replace"])
+        sample_hops(
+            args["indptr"],
+            args["indices"],
+            args["seeds"],
+            args["seed_ptr"],
+            args["fanouts"],
+            eid=args["eid"],
+            weight=args["weight"],
+            disjoint=args["disjoint"],
+            replace=args["replace"],
+        )
 
 
 def test_sample_neighbors_rejects_draw_counts_past_int64(graph):
@@ -171,9 +217,11 @@ def test_sample_neighbors_rejects_draw_counts_past_int64(graph):
 def test_signed_and_unsigned_keys_agree():
     graph = CSCGraph.from_edge_index(random_edge_index(40, 300, seed=7), num_nodes=40)
     key = (1 << 63) + 12345
-    assert batch_of(run(graph, [[1, 2, 3]], [3, 3], key=as_op_key(key)), 0) == \
-        {k: v for k, v in sample_hops_reference(graph, [1, 2, 3], [3, 3], key).items()
-         if k != "seed_local"}
+    assert batch_of(run(graph, [[1, 2, 3]], [3, 3], key=as_op_key(key)), 0) == {
+        k: v
+        for k, v in sample_hops_reference(graph, [1, 2, 3], [3, 3], key).items()
+        if k != "seed_local"
+    }
 
 
 def test_bad_indices_found_while_other_threads_draw_raise():

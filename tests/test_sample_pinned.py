@@ -35,8 +35,16 @@ def seeds(count: int = 64, offset: int = 0) -> torch.Tensor:
 
 
 def digest(sub) -> str:
-    parts = [sub.nodes, sub.row, sub.col, sub.eid, sub.seed_index, sub.in_degrees,
-             torch.tensor(sub.num_sampled_nodes), torch.tensor(sub.num_sampled_edges)]
+    parts = [
+        sub.nodes,
+        sub.row,
+        sub.col,
+        sub.eid,
+        sub.seed_index,
+        sub.in_degrees,
+        torch.tensor(sub.num_sampled_nodes),
+        torch.tensor(sub.num_sampled_edges),
+    ]
     if sub.batch is not None:
         parts.append(sub.batch)
     h = hashlib.sha256()
@@ -50,8 +58,11 @@ CASES = {
     "uniform": (dict(fanouts=[15, 10, 5]), {}, "dd061a5ff302999b"),
     "uniform-replace": (dict(fanouts=[15, 10, 5], replace=True), {}, "703c38f693bfeb11"),
     "weighted": (dict(fanouts=[15, 10], weighted=True), dict(weighted=True), "1f9f6c93ae047dbf"),
-    "weighted-replace": (dict(fanouts=[15, 10], weighted=True, replace=True),
-                         dict(weighted=True), "a5b34db667ad843b"),
+    "weighted-replace": (
+        dict(fanouts=[15, 10], weighted=True, replace=True),
+        dict(weighted=True),
+        "a5b34db667ad843b",
+    ),
     "all-neighbors": (dict(fanouts=[-1, 3]), {}, "a3e8c01a23d9cc20"),
     "int32": (dict(fanouts=[10, 5]), dict(int32=True), "bfa58792ac656be9"),
     "disjoint": (dict(fanouts=[5, 3], disjoint=True), {}, "2530732de6cb7bcb"),
@@ -62,6 +73,8 @@ CASES = {
 def test_sample_is_pinned(name):
     options, graph_options, expected = CASES[name]
     sampler = NeighborSampler(pinned_graph(**graph_options), **options)
-    sub = sampler.sample(torch.cat([seeds(), seeds(4)]),  # with duplicate seeds
-                         generator=torch.Generator().manual_seed(1234))
+    sub = sampler.sample(
+        torch.cat([seeds(), seeds(4)]),  # with duplicate seeds
+        generator=torch.Generator().manual_seed(1234),
+    )
     assert digest(sub) == expected

@@ -23,7 +23,9 @@ def test_training_learns_and_reports() -> None:
 
 def test_training_is_reproducible() -> None:
     def accuracies(result):
-        return [(e["loss"], e["train_acc"], e["val_acc"]) for e in result["epochs"]] + [result["test_acc"]]
+        return [(e["loss"], e["train_acc"], e["val_acc"]) for e in result["epochs"]] + [
+            result["test_acc"]
+        ]
 
     assert accuracies(quiet(epochs=2, seed=5)) == accuracies(quiet(epochs=2, seed=5))
     assert accuracies(quiet(epochs=2, seed=5)) != accuracies(quiet(epochs=2, seed=6))

@@ -69,8 +69,8 @@ C10_HOST_DEVICE void softmax_backward_segment(const scalar_t* out, const scalar_
   }
   for (int64_t k = first; k < last; ++k) {
     const int64_t i = k * heads + h;
-    grad_scores[i] = static_cast<scalar_t>(static_cast<acc_t>(out[i]) *
-                                           (static_cast<acc_t>(grad[i]) - dot));
+    grad_scores[i] =
+        static_cast<scalar_t>(static_cast<acc_t>(out[i]) * (static_cast<acc_t>(grad[i]) - dot));
   }
 }
 

@@ -101,8 +101,7 @@ inline void check_edge_weight(const char* op, const c10::optional<at::Tensor>& w
   FASTGL_CHECK(weight->numel() == num_edges, op, "edge_weight has ", weight->numel(),
                " entries but the structure has ", num_edges, " edges");
   FASTGL_CHECK(weight->scalar_type() == features.scalar_type(), op, "edge_weight dtype ",
-               weight->scalar_type(), " differs from the features' dtype ",
-               features.scalar_type());
+               weight->scalar_type(), " differs from the features' dtype ", features.scalar_type());
   check_same_device(op, "edge_weight", *weight, "indptr", indptr);
 }
 
@@ -123,8 +122,7 @@ inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indic
   check_features(op, "b", b, indptr);
   FASTGL_CHECK(a.size(0) == indptr.numel() - 1, op, "a has ", a.size(0), " rows but indptr has ",
                indptr.numel() - 1);
-  FASTGL_CHECK(a.size(1) == b.size(1), op, "a has ", a.size(1), " columns but b has ",
-               b.size(1));
+  FASTGL_CHECK(a.size(1) == b.size(1), op, "a has ", a.size(1), " columns but b has ", b.size(1));
   FASTGL_CHECK(a.scalar_type() == b.scalar_type(), op, "a dtype ", a.scalar_type(),
                " differs from b dtype ", b.scalar_type());
   check_structure_ids(op, "indices", indices, b.size(0));
@@ -187,7 +185,7 @@ std::tuple<at::Tensor, at::Tensor> spmm_max_entry(const at::Tensor& indptr,
   at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
   prefault_for_write(arg);  // no-op off the CPU
   at::Tensor out = Backend::template run<MaxReducer>(indptr, indices, weight, x, AllEdges{},
-                                                    arg.data_ptr<int64_t>());
+                                                     arg.data_ptr<int64_t>());
   return {out, arg};
 }
 

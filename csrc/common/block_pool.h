@@ -57,9 +57,13 @@ struct PoolAllocator {
   }
 
   template <typename U>
-  bool operator==(const PoolAllocator<U>&) const noexcept { return true; }
+  bool operator==(const PoolAllocator<U>&) const noexcept {
+    return true;
+  }
   template <typename U>
-  bool operator!=(const PoolAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const PoolAllocator<U>&) const noexcept {
+    return false;
+  }
 };
 
 // The one spelling of a vector on the pool.

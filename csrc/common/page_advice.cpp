@@ -40,8 +40,8 @@ uintptr_t page_size() {
 // error on a caller's memory (a driver's mapping, say) says nothing about the kernel.
 bool populate_supported() {
   static const bool supported = [] {
-    void* page = mmap(nullptr, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    void* page =
+        mmap(nullptr, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) return false;
     const bool ok = madvise(page, page_size(), MADV_POPULATE_WRITE) == 0;
     munmap(page, page_size());

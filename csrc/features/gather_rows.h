@@ -72,8 +72,8 @@ inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional
   FASTGL_CHECK(!(index && out_index) || index->numel() == out_index->numel(), op,
                "index and out_index must have the same length, got ", index ? index->numel() : 0,
                " and ", out_index ? out_index->numel() : 0);
-  FASTGL_CHECK(index || num_rows <= x.size(0), op, "without index, x must have at least ",
-               num_rows, " rows, got ", x.size(0));
+  FASTGL_CHECK(index || num_rows <= x.size(0), op, "without index, x must have at least ", num_rows,
+               " rows, got ", x.size(0));
   FASTGL_CHECK(out_index || num_rows <= out.size(0), op, "out must have at least ", num_rows,
                " rows, got ", out.size(0));
   check_row_index("index", index, out, x.size(0));

@@ -13,7 +13,6 @@
 #include <tuple>
 #include <utility>
 
-
 namespace fastgl::graph {
 
 inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& dst,
@@ -35,8 +34,7 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
 // the structure checks: its offsets end at the edge count, and its indices are `src`'s ids, which
 // the input check bounded by num_nodes.
 inline std::tuple<at::Tensor, at::Tensor, at::Tensor> built_csc(at::Tensor indptr,
-                                                                at::Tensor indices,
-                                                                at::Tensor perm,
+                                                                at::Tensor indices, at::Tensor perm,
                                                                 int64_t num_nodes) {
   remember_valid_offsets(indptr, indices.numel());
   remember_id_range(indices, num_nodes - 1);

@@ -37,8 +37,8 @@ inline int64_t check_overlap_counts_inputs(const at::Tensor& nodes, const at::Te
   check_dtype(op, "offsets", offsets, at::kLong);
   check_same_device(op, "offsets", offsets, "nodes", nodes);
   const int64_t num_sets = offsets.numel() - 1;
-  FASTGL_CHECK(num_sets >= 0 && num_sets <= kMaxSets, op, "offsets must hold 1 to ",
-               kMaxSets + 1, " entries (at most ", kMaxSets, " sets), got ", offsets.numel());
+  FASTGL_CHECK(num_sets >= 0 && num_sets <= kMaxSets, op, "offsets must hold 1 to ", kMaxSets + 1,
+               " entries (at most ", kMaxSets, " sets), got ", offsets.numel());
   // at most 65 values; contiguous: a strided offsets view (or .cpu() of one) is not
   const at::Tensor host = offsets.to(at::kCPU).contiguous();
   const int64_t* off = host.data_ptr<int64_t>();

@@ -35,7 +35,7 @@ C10_HOST_DEVICE inline bool valid_offset_ends(const int64_t* col_start, int64_t 
 struct DrawConfig {
   int64_t fanout;  // -1 = all neighbors
   bool replace;
-  uint64_t key;    // per-call Philox key
+  uint64_t key;  // per-call Philox key
 };
 
 // What num_draws returns for a row it cannot draw from: a weight that is NaN, negative or

@@ -58,18 +58,15 @@ struct HopsConfig {
   bool disjoint;
   uint64_t key;
 
-  DrawConfig hop(int64_t h) const {
-    return DrawConfig{fanouts[h], replace, hop_key(key, h)};
-  }
+  DrawConfig hop(int64_t h) const { return DrawConfig{fanouts[h], replace, hop_key(key, h)}; }
 };
 
 constexpr const char* kHopsOp = "sample_hops";
 
 inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                      const c10::optional<at::Tensor>& weight,
-                                     const c10::optional<at::Tensor>& eid,
-                                     const at::Tensor& seeds, const at::Tensor& seed_ptr,
-                                     const HopsConfig& cfg) {
+                                     const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
+                                     const at::Tensor& seed_ptr, const HopsConfig& cfg) {
   constexpr const char* op = kHopsOp;
   check_csc_inputs(op, indptr, indices, weight);
   if (eid.has_value()) {
@@ -120,10 +117,9 @@ struct HopsInputs {
 
 inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor& indices,
                                       const c10::optional<at::Tensor>& weight,
-                                      const c10::optional<at::Tensor>& eid,
-                                      const at::Tensor& seeds, const at::Tensor& seed_ptr,
-                                      at::IntArrayRef fanouts, bool replace, bool layerwise,
-                                      bool disjoint, int64_t seed) {
+                                      const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
+                                      const at::Tensor& seed_ptr, at::IntArrayRef fanouts,
+                                      bool replace, bool layerwise, bool disjoint, int64_t seed) {
   HopsConfig cfg{fanouts.vec(), replace, layerwise, disjoint, static_cast<uint64_t>(seed)};
   check_sample_hops_inputs(indptr, indices, weight, eid, seeds, seed_ptr, cfg);
   auto contiguous_or_undefined = [](const c10::optional<at::Tensor>& t) {
@@ -132,8 +128,8 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
   const at::Tensor host_offsets = seed_ptr.to(at::kCPU).contiguous();
   std::vector<int64_t> seed_offsets(host_offsets.data_ptr<int64_t>(),
                                     host_offsets.data_ptr<int64_t>() + host_offsets.numel());
-  check_seed_offsets(seed_offsets.data(), seed_ptr.numel() - 1, seeds.numel(),
-                     indptr.numel() - 1, disjoint);
+  check_seed_offsets(seed_offsets.data(), seed_ptr.numel() - 1, seeds.numel(), indptr.numel() - 1,
+                     disjoint);
   return {std::move(cfg),
           indptr.contiguous(),
           indices.contiguous(),

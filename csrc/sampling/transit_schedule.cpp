@@ -19,8 +19,8 @@ transit_schedule_op(const at::Tensor& transits, int64_t min_block_pairs, int64_t
                "min_block_pairs and chunk_size must be >= 1, got ", min_block_pairs, " and ",
                chunk_size);
   const TransitSchedule s = schedule_by_transit(transits, min_block_pairs, chunk_size);
-  return {s.order, s.segment_transit, s.segment_start, s.thread_tier, s.block_segment,
-          s.block_chunk};
+  return {s.order,       s.segment_transit, s.segment_start,
+          s.thread_tier, s.block_segment,   s.block_chunk};
 }
 
 }  // namespace

@@ -176,8 +176,7 @@ def _split(arrays: Mapping[str, np.ndarray], field: str, num_nodes: int, where: 
             ids = arrays[key]
             if ids.ndim != 1 or ids.dtype.kind not in "iu":
                 raise ValueError(
-                    f"{where}: {key} must be a 1-D integer array, got {ids.dtype} "
-                    f"{list(ids.shape)}"
+                    f"{where}: {key} must be a 1-D integer array, got {ids.dtype} {list(ids.shape)}"
                 )
             idx = torch.from_numpy(ids.astype(np.int64, copy=False))
             _check_ids(idx, num_nodes, key, where)
@@ -214,9 +213,7 @@ def _num_classes(arrays: Mapping[str, np.ndarray], y: Tensor, where: str) -> int
         )
     num_classes = int(stored.reshape(()))
     if num_classes < observed:
-        raise ValueError(
-            f"{where}: num_classes is {num_classes} but y holds label {observed - 1}"
-        )
+        raise ValueError(f"{where}: num_classes is {num_classes} but y holds label {observed - 1}")
     return num_classes
 
 
@@ -235,4 +232,3 @@ def _check_ids(ids: Tensor, num_nodes: int, key: str, where: str) -> None:
             f"{where}: {key} ids must lie in [0, {num_nodes}), got range "
             f"[{int(ids.min())}, {int(ids.max())}]"
         )
-

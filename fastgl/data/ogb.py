@@ -130,7 +130,11 @@ def read_ogb_node_dir(
 
     num_classes = int(y[labeled].max()) + 1 if bool(labeled.any()) else 1
     return NodeDataset(
-        edge_index=edge_index, x=x, y=y, num_classes=num_classes, name=_dataset_name(root),
+        edge_index=edge_index,
+        x=x,
+        y=y,
+        num_classes=num_classes,
+        name=_dataset_name(root),
         **splits,
     )
 

@@ -146,8 +146,10 @@ def _preset_args(preset: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
     if isinstance(preset, dict):
         return preset
     if preset not in RMAT_PRESETS:
-        raise ValueError(f"rmat_graph: unknown preset {preset!r}; expected one of "
-                         f"{sorted(RMAT_PRESETS)} or a dict of rmat_edge_index arguments")
+        raise ValueError(
+            f"rmat_graph: unknown preset {preset!r}; expected one of "
+            f"{sorted(RMAT_PRESETS)} or a dict of rmat_edge_index arguments"
+        )
     return RMAT_PRESETS[preset]
 
 
@@ -158,8 +160,9 @@ def _check_args(scale, edge_factor, num_edges, num_nodes, a, b, c):
     if num_nodes is None:
         num_nodes = 1 << scale
     if not 1 <= num_nodes <= (1 << scale):
-        raise ValueError(f"{where}: num_nodes must lie in [1, 2^scale = {1 << scale}], "
-                         f"got {num_nodes}")
+        raise ValueError(
+            f"{where}: num_nodes must lie in [1, 2^scale = {1 << scale}], got {num_nodes}"
+        )
     if (edge_factor is None) == (num_edges is None):
         raise ValueError(f"{where}: give exactly one of edge_factor and num_edges")
     if num_edges is None:
@@ -170,8 +173,9 @@ def _check_args(scale, edge_factor, num_edges, num_nodes, a, b, c):
         raise ValueError(f"{where}: num_edges must be >= 0, got {num_edges}")
     probs = (a, b, c, 1.0 - a - b - c)
     if min(probs) < 0 or max(probs) > 1:
-        raise ValueError(f"{where}: a, b, c must be >= 0 with a + b + c <= 1, got "
-                         f"a={a}, b={b}, c={c}")
+        raise ValueError(
+            f"{where}: a, b, c must be >= 0 with a + b + c <= 1, got a={a}, b={b}, c={c}"
+        )
     return num_nodes, int(num_edges)
 
 

@@ -184,7 +184,11 @@ def _check_args(
 
 
 def _mixture_features(
-    y: Tensor, num_classes: int, num_features: int, signal: float, dtype: torch.dtype,
+    y: Tensor,
+    num_classes: int,
+    num_features: int,
+    signal: float,
+    dtype: torch.dtype,
     gen: torch.Generator,
 ) -> Tensor:
     """``[N, F]`` features ``signal * centroid[y] + N(0, 1)`` in ``dtype``, drawn chunk by chunk."""

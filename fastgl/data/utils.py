@@ -33,8 +33,9 @@ def to_simple_undirected(edge_index: Tensor, num_nodes: int) -> Tensor:
     return torch.stack([keys // num_nodes, keys % num_nodes])
 
 
-def random_split(num_nodes: int, train_fraction: float, val_fraction: float,
-                 gen: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+def random_split(
+    num_nodes: int, train_fraction: float, val_fraction: float, gen: torch.Generator
+) -> tuple[Tensor, Tensor, Tensor]:
     """Sorted train / val / test ids cut from one random permutation of the nodes (the first
     ``train_fraction``, the next ``val_fraction``, the rest)."""
     perm = torch.randperm(num_nodes, generator=gen)

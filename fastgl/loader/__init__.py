@@ -5,5 +5,17 @@ from fastgl.loader.features import FeatureBuffer, FeatureStore
 from fastgl.loader.reuse import Match, greedy_order, match, match_degree, reorder
 from fastgl.loader.stats import PHASES, BatchRecord, PipelineStats
 
-__all__ = ["PHASES", "BatchRecord", "DataLoader", "FeatureBuffer", "FeatureStore", "Match",
-           "MiniBatch", "PipelineStats", "greedy_order", "match", "match_degree", "reorder"]
+__all__ = [
+    "PHASES",
+    "BatchRecord",
+    "DataLoader",
+    "FeatureBuffer",
+    "FeatureStore",
+    "Match",
+    "MiniBatch",
+    "PipelineStats",
+    "greedy_order",
+    "match",
+    "match_degree",
+    "reorder",
+]

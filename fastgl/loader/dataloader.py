@@ -29,10 +29,10 @@ from typing import Iterator, List, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
+from fastgl.graph import Block, CSCGraph
 from fastgl.loader.features import Cache, FeatureBuffer, FeatureStore
 from fastgl.loader.reuse import MAX_WINDOW, greedy_order, match_degree
 from fastgl.loader.stats import BatchRecord, PipelineStats
-from fastgl.graph import Block, CSCGraph
 from fastgl.sampling import NeighborSampler
 
 
@@ -103,13 +103,25 @@ class DataLoader:
         >>> loader.stats.totals()["bytes_h2d"], loader.stats.phases()
     """
 
-    def __init__(self, graph: CSCGraph, features: Union[Tensor, FeatureStore],
-                 labels: Optional[Tensor], seeds: Tensor,
-                 sampler: Union[NeighborSampler, Sequence[int]], batch_size: int = 1024,
-                 shuffle: bool = False, reorder: int = 1, match: bool = True, cache: Cache = None,
-                 device: Union[str, torch.device] = "cpu", transfer: str = "copy",
-                 dtype: Optional[torch.dtype] = None, prefetch: bool = True,
-                 drop_last: bool = False, generator: Optional[torch.Generator] = None) -> None:
+    def __init__(
+        self,
+        graph: CSCGraph,
+        features: Union[Tensor, FeatureStore],
+        labels: Optional[Tensor],
+        seeds: Tensor,
+        sampler: Union[NeighborSampler, Sequence[int]],
+        batch_size: int = 1024,
+        shuffle: bool = False,
+        reorder: int = 1,
+        match: bool = True,
+        cache: Cache = None,
+        device: Union[str, torch.device] = "cpu",
+        transfer: str = "copy",
+        dtype: Optional[torch.dtype] = None,
+        prefetch: bool = True,
+        drop_last: bool = False,
+        generator: Optional[torch.Generator] = None,
+    ) -> None:
         if not isinstance(sampler, NeighborSampler):
             sampler = NeighborSampler(graph, list(sampler))
         if sampler.graph is not graph:
@@ -117,8 +129,15 @@ class DataLoader:
         if isinstance(features, FeatureStore):
             store = features
         else:
-            store = FeatureStore(features, labels, device=device, cache=cache, dtype=dtype,
-                                 transfer=transfer, hotness=graph.in_degrees())
+            store = FeatureStore(
+                features,
+                labels,
+                device=device,
+                cache=cache,
+                dtype=dtype,
+                transfer=transfer,
+                hotness=graph.in_degrees(),
+            )
         self.seeds = _seed_ids(seeds, graph.num_nodes)
         _check_loader_args(batch_size, reorder, store, graph, generator)
         self.graph, self.store, self.sampler = graph, store, sampler
@@ -189,8 +208,9 @@ class DataLoader:
         seed = int(torch.randint(1 << 62, (1,), generator=shuffle_gen))
         return shuffle_gen, torch.Generator(device=self.graph.device).manual_seed(seed)
 
-    def _produce(self, shuffle_gen: torch.Generator,
-                 sample_gen: torch.Generator) -> Iterator[MiniBatch]:
+    def _produce(
+        self, shuffle_gen: torch.Generator, sample_gen: torch.Generator
+    ) -> Iterator[MiniBatch]:
         """Sample, reorder and load, in order; runs in the prefetch thread when prefetching."""
         seeds = self.seeds
         if self.shuffle:
@@ -200,7 +220,7 @@ class DataLoader:
             chunks.pop()
         previous: Optional[FeatureBuffer] = None
         for start in range(0, len(chunks), self.window):
-            window = chunks[start:start + self.window]
+            window = chunks[start : start + self.window]
             for batch, sub, record in self._sample_window(window, sample_gen):
                 began = time.perf_counter()
                 nodes = sub.nodes
@@ -210,8 +230,14 @@ class DataLoader:
                 _synchronize(self.device)
                 record.load_s += time.perf_counter() - began
                 previous = buffer if self.match else None
-                yield MiniBatch(nodes=nodes, blocks=blocks, x=buffer.x, y=y,
-                                batch_size=sub.batch_size, record=record)
+                yield MiniBatch(
+                    nodes=nodes,
+                    blocks=blocks,
+                    x=buffer.x,
+                    y=y,
+                    batch_size=sub.batch_size,
+                    record=record,
+                )
 
     def _sample_window(self, chunks: List[Tensor], generator: torch.Generator):
         """The window's (seeds, subgraph, record) triples in execution order."""
@@ -331,25 +357,38 @@ def _seed_ids(seeds: Tensor, num_nodes: int) -> Tensor:
         raise TypeError(f"DataLoader: seeds must be a tensor, got {type(seeds).__name__}")
     if seeds.dtype == torch.bool:
         if seeds.shape != (num_nodes,):
-            raise ValueError(f"DataLoader: a seed mask must have shape [{num_nodes}], got "
-                             f"{tuple(seeds.shape)}")
+            raise ValueError(
+                f"DataLoader: a seed mask must have shape [{num_nodes}], got {tuple(seeds.shape)}"
+            )
         return seeds.nonzero().view(-1).cpu()
     if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"DataLoader: seeds must be 1-D int ids or a bool mask, got "
-                         f"{seeds.dtype} of shape {tuple(seeds.shape)}")
+        raise ValueError(
+            f"DataLoader: seeds must be 1-D int ids or a bool mask, got "
+            f"{seeds.dtype} of shape {tuple(seeds.shape)}"
+        )
     return seeds.to(torch.int64).cpu()
 
 
-def _check_loader_args(batch_size: int, window: int, store: FeatureStore, graph: CSCGraph,
-                       generator: Optional[torch.Generator]) -> None:
+def _check_loader_args(
+    batch_size: int,
+    window: int,
+    store: FeatureStore,
+    graph: CSCGraph,
+    generator: Optional[torch.Generator],
+) -> None:
     if generator is not None and torch.device(generator.device).type != "cpu":
-        raise ValueError(f"DataLoader: generator must be a CPU generator (it shuffles the seeds "
-                         f"and seeds the sampler), got one on {generator.device}")
+        raise ValueError(
+            f"DataLoader: generator must be a CPU generator (it shuffles the seeds "
+            f"and seeds the sampler), got one on {generator.device}"
+        )
     if batch_size < 1:
         raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
     if not 1 <= window <= MAX_WINDOW:
-        raise ValueError(f"DataLoader: reorder must be a window of 1 to {MAX_WINDOW} batches, "
-                         f"got {window}")
+        raise ValueError(
+            f"DataLoader: reorder must be a window of 1 to {MAX_WINDOW} batches, got {window}"
+        )
     if store.num_nodes != graph.num_nodes:
-        raise ValueError(f"DataLoader: features have {store.num_nodes} rows but the graph has "
-                         f"{graph.num_nodes} nodes")
+        raise ValueError(
+            f"DataLoader: features have {store.num_nodes} rows but the graph has "
+            f"{graph.num_nodes} nodes"
+        )

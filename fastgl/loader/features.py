@@ -72,9 +72,17 @@ class FeatureStore:
         >>> buf2 = store.assemble(nodes2, previous=buf)   # reuses the rows they share
     """
 
-    def __init__(self, x: Tensor, y: Optional[Tensor] = None, *, device="cpu", cache: Cache = None,
-                 hotness: Optional[Tensor] = None, dtype: Optional[torch.dtype] = None,
-                 transfer: str = "copy") -> None:
+    def __init__(
+        self,
+        x: Tensor,
+        y: Optional[Tensor] = None,
+        *,
+        device="cpu",
+        cache: Cache = None,
+        hotness: Optional[Tensor] = None,
+        dtype: Optional[torch.dtype] = None,
+        transfer: str = "copy",
+    ) -> None:
         self.device = _with_index(torch.device(device))
         _check_store_args(x, y, self.device, transfer, dtype)
         x = x.to(dtype) if dtype is not None else x
@@ -118,8 +126,12 @@ class FeatureStore:
         """Labels of ``seeds`` on the device (``None`` without labels)."""
         return None if self.y is None else self.y[seeds.to(self.device)]
 
-    def assemble(self, nodes: Tensor, previous: Optional[FeatureBuffer] = None,
-                 record: Optional[BatchRecord] = None) -> FeatureBuffer:
+    def assemble(
+        self,
+        nodes: Tensor,
+        previous: Optional[FeatureBuffer] = None,
+        record: Optional[BatchRecord] = None,
+    ) -> FeatureBuffer:
         """The features of ``nodes`` (distinct ids) on the device, reusing ``previous``'s rows.
 
         ``record``, when given, receives the row counts, bytes moved and match degree.
@@ -140,8 +152,9 @@ class FeatureStore:
             record.rows_cached = pending_nodes.numel()
         else:
             if self.cache_slot is not None:
-                pending_nodes, pending_rows = self._read_cache(pending_nodes, pending_rows, out,
-                                                               record)
+                pending_nodes, pending_rows = self._read_cache(
+                    pending_nodes, pending_rows, out, record
+                )
             self._load_from_host(pending_nodes, pending_rows, out)
             record.rows_loaded = pending_nodes.numel()
             record.bytes_h2d = record.rows_loaded * self.row_bytes
@@ -150,17 +163,20 @@ class FeatureStore:
 
     def _build_cache(self, rows: int, hotness: Optional[Tensor]) -> None:
         if hotness is None or hotness.shape != (self.num_nodes,):
-            raise ValueError(f"FeatureStore: a partial cache needs hotness of shape "
-                             f"[{self.num_nodes}] (e.g. in-degrees), got "
-                             f"{None if hotness is None else tuple(hotness.shape)}")
+            raise ValueError(
+                f"FeatureStore: a partial cache needs hotness of shape "
+                f"[{self.num_nodes}] (e.g. in-degrees), got "
+                f"{None if hotness is None else tuple(hotness.shape)}"
+            )
         # Stable sort: among equally hot nodes the lower id is cached, so the choice is fixed.
         hot = torch.sort(hotness.cpu(), descending=True, stable=True).indices[:rows]
         self.cache_x = gather_rows(self.host_x, hot).to(self.device)
         self.cache_slot = torch.full((self.num_nodes,), -1, dtype=torch.int64, device=self.device)
         self.cache_slot[hot.to(self.device)] = torch.arange(rows, device=self.device)
 
-    def _read_cache(self, nodes: Tensor, rows: Optional[Tensor], out: Tensor,
-                    record: BatchRecord) -> tuple:
+    def _read_cache(
+        self, nodes: Tensor, rows: Optional[Tensor], out: Tensor, record: BatchRecord
+    ) -> tuple:
         """Copies the cached ones of ``nodes`` into ``out``; returns the rest and their rows."""
         rows = torch.arange(nodes.numel(), device=nodes.device) if rows is None else rows
         slot = self.cache_slot[nodes.to(self.device)]
@@ -201,13 +217,18 @@ class FeatureStore:
             self._thread_local.staging = staging
         return staging[:count]
 
-    def _copy(self, source: Tensor, source_rows: Tensor, out: Tensor,
-              out_rows: Optional[Tensor]) -> None:
+    def _copy(
+        self, source: Tensor, source_rows: Tensor, out: Tensor, out_rows: Optional[Tensor]
+    ) -> None:
         """``out[out_rows] = source[source_rows]`` with the indices moved to the device."""
         if source_rows.numel() == 0:
             return
-        gather_rows(source, source_rows.to(self.device), out=out,
-                    out_index=None if out_rows is None else out_rows.to(self.device))
+        gather_rows(
+            source,
+            source_rows.to(self.device),
+            out=out,
+            out_index=None if out_rows is None else out_rows.to(self.device),
+        )
 
 
 def _with_index(device: torch.device) -> torch.device:
@@ -224,8 +245,10 @@ def _cached_rows(cache: Cache, num_nodes: int, row_bytes: int, already_on_device
     if cache is None or cache == 0:
         return 0
     if isinstance(cache, bool) or not isinstance(cache, (int, float)):
-        raise ValueError(f"FeatureStore: cache must be None, 'all', a byte budget (int) or a "
-                         f"fraction of the rows (float), got {cache!r}")
+        raise ValueError(
+            f"FeatureStore: cache must be None, 'all', a byte budget (int) or a "
+            f"fraction of the rows (float), got {cache!r}"
+        )
     if isinstance(cache, float):
         if not 0.0 <= cache <= 1.0:
             raise ValueError(f"FeatureStore: a cache fraction must lie in [0, 1], got {cache}")
@@ -237,14 +260,20 @@ def _cached_rows(cache: Cache, num_nodes: int, row_bytes: int, already_on_device
     return max(0, (cache - num_nodes * SLOT_BYTES) // max(row_bytes, 1))
 
 
-def _check_store_args(x: Tensor, y: Optional[Tensor], device: torch.device, transfer: str,
-                      dtype: Optional[torch.dtype]) -> None:
+def _check_store_args(
+    x: Tensor,
+    y: Optional[Tensor],
+    device: torch.device,
+    transfer: str,
+    dtype: Optional[torch.dtype],
+) -> None:
     if not isinstance(x, Tensor) or x.dim() < 1:
         raise ValueError(f"FeatureStore: x must be a tensor [N, ...], got {type(x).__name__}")
     target = dtype or x.dtype
     if target not in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
-        raise ValueError(f"FeatureStore: features must be float32, float16, bfloat16 or float64, got "
-                         f"{target}")
+        raise ValueError(
+            f"FeatureStore: features must be float32, float16, bfloat16 or float64, got {target}"
+        )
     if y is not None and (y.dim() != 1 or y.shape[0] != x.shape[0]):
         raise ValueError(f"FeatureStore: y must have shape [{x.shape[0]}], got {tuple(y.shape)}")
     if transfer not in TRANSFERS:

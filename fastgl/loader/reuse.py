@@ -55,8 +55,12 @@ def match(prev_nodes: Tensor, next_nodes: Tensor) -> Match:
     position = _match_positions(prev_nodes, next_nodes)
     found = position >= 0
     rows = torch.arange(next_nodes.numel(), device=next_nodes.device)
-    return Match(reuse_rows=rows[found], reuse_from=position[found], load_rows=rows[~found],
-                 load_nodes=next_nodes[~found].to(torch.int64))
+    return Match(
+        reuse_rows=rows[found],
+        reuse_from=position[found],
+        load_rows=rows[~found],
+        load_nodes=next_nodes[~found].to(torch.int64),
+    )
 
 
 def match_degree(node_sets: Sequence[Tensor]) -> Tensor:

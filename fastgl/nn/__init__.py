@@ -13,5 +13,17 @@ from .approx import ESSpMM
 from .conv import FastGLConv, GATConv, GCNConv, GINConv, SAGEConv
 from .models import GAT, GCN, GIN, GraphSAGE
 
-__all__ = ["ESSpMM", "FastGLConv", "GAT", "GATConv", "GCN", "GCNConv", "GIN", "GINConv",
-           "GraphSAGE", "SAGEConv", "functional", "models"]
+__all__ = [
+    "ESSpMM",
+    "FastGLConv",
+    "GAT",
+    "GATConv",
+    "GCN",
+    "GCNConv",
+    "GIN",
+    "GINConv",
+    "GraphSAGE",
+    "SAGEConv",
+    "functional",
+    "models",
+]

@@ -87,8 +87,10 @@ class Adjacency:
         if isinstance(self.structure, CSCGraph):
             indptr = self.structure.indptr
             return torch.repeat_interleave(
-                torch.arange(self.num_dst, device=indptr.device), indptr[1:] - indptr[:-1],
-                output_size=self.num_edges)
+                torch.arange(self.num_dst, device=indptr.device),
+                indptr[1:] - indptr[:-1],
+                output_size=self.num_edges,
+            )
         return self.structure.dst
 
     def csc(self) -> Tuple[Tensor, Tensor]:
@@ -105,16 +107,22 @@ class Adjacency:
         it, so that a model run on the same structure every step (and the backward pass, whose
         transposed structure is cached on the result) does not rebuild it.
         """
-        structure = cached(self.structure, ("self_loops", num_loops),
-                           lambda: self._build_with_self_loops(num_loops))
+        structure = cached(
+            self.structure,
+            ("self_loops", num_loops),
+            lambda: self._build_with_self_loops(num_loops),
+        )
         return Adjacency(structure, self.num_src, self.num_dst, None)
 
     def _build_with_self_loops(self, num_loops: int) -> Structure:
         indptr, indices = self.csc()
         num_dst = self.num_dst
         device = indptr.device
-        dst = torch.repeat_interleave(torch.arange(num_dst, device=device),
-                                      indptr[1:] - indptr[:-1], output_size=indices.numel())
+        dst = torch.repeat_interleave(
+            torch.arange(num_dst, device=device),
+            indptr[1:] - indptr[:-1],
+            output_size=indices.numel(),
+        )
         keep = indices != dst
         kept_src, kept_dst = indices[keep], dst[keep]
         has_loop = torch.arange(num_dst, device=device) < num_loops
@@ -122,16 +130,24 @@ class Adjacency:
         new_indptr = torch.cat([degree.new_zeros(1), torch.cumsum(degree, 0)])
         new_indices = torch.empty(int(new_indptr[-1]), dtype=torch.int64, device=device)
         # Kept edges keep their order; every loop before them (rows < dst) shifts them by one.
-        new_indices[torch.arange(kept_src.numel(), device=device)
-                    + kept_dst.clamp(max=num_loops)] = kept_src
-        new_indices[new_indptr[1: num_loops + 1] - 1] = torch.arange(num_loops, device=device)
+        new_indices[
+            torch.arange(kept_src.numel(), device=device) + kept_dst.clamp(max=num_loops)
+        ] = kept_src
+        new_indices[new_indptr[1 : num_loops + 1] - 1] = torch.arange(num_loops, device=device)
         if isinstance(self.structure, CSCGraph):
             return CSCGraph(new_indptr, new_indices, validate=False)
-        new_dst = torch.repeat_interleave(torch.arange(num_dst, device=device), degree,
-                                          output_size=new_indices.numel())
-        return Block(src=new_indices, dst=new_dst, eid=torch.full_like(new_indices, -1),
-                     src_nodes=self.structure.src_nodes, num_src_nodes=self.num_src,
-                     num_dst_nodes=num_dst, indptr=new_indptr)
+        new_dst = torch.repeat_interleave(
+            torch.arange(num_dst, device=device), degree, output_size=new_indices.numel()
+        )
+        return Block(
+            src=new_indices,
+            dst=new_dst,
+            eid=torch.full_like(new_indices, -1),
+            src_nodes=self.structure.src_nodes,
+            num_src_nodes=self.num_src,
+            num_dst_nodes=num_dst,
+            indptr=new_indptr,
+        )
 
 
 def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge_index") -> None:
@@ -140,8 +156,9 @@ def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge
     low, high = int(ids.min()), int(ids.max())
     if low < 0 or high >= bound:
         bad = low if low < 0 else high
-        raise ValueError(f"{where}: {what} has {name} id {bad}, out of range for "
-                         f"{bound} {name} nodes")
+        raise ValueError(
+            f"{where}: {what} has {name} id {bad}, out of range for {bound} {name} nodes"
+        )
 
 
 def _check_offsets(where: str, name: str, offsets: Tensor, nnz: int) -> None:
@@ -149,13 +166,16 @@ def _check_offsets(where: str, name: str, offsets: Tensor, nnz: int) -> None:
     offsets would make the kernels read out of bounds."""
     first, last = int(offsets[0]), int(offsets[-1])
     if first != 0 or last != nnz:
-        raise ValueError(f"{where}: adj_t.{name}() must run from 0 to nnz = {nnz}, got "
-                         f"{first} to {last}")
+        raise ValueError(
+            f"{where}: adj_t.{name}() must run from 0 to nnz = {nnz}, got {first} to {last}"
+        )
     steps = offsets[1:] - offsets[:-1]
     if steps.numel() > 0 and int(steps.min()) < 0:
         bad = int(torch.nonzero(steps < 0)[0])
-        raise ValueError(f"{where}: adj_t.{name}() must never decrease, but entry {bad + 1} is "
-                         f"{int(offsets[bad + 1])} < {int(offsets[bad])}")
+        raise ValueError(
+            f"{where}: adj_t.{name}() must never decrease, but entry {bad + 1} is "
+            f"{int(offsets[bad + 1])} < {int(offsets[bad])}"
+        )
 
 
 def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adjacency:
@@ -166,11 +186,18 @@ def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adja
     if num_src == num_dst:
         return Adjacency(CSCGraph(indptr, src, validate=False), num_src, num_dst, None)
     device = indptr.device
-    dst = torch.repeat_interleave(torch.arange(num_dst, device=device), indptr[1:] - indptr[:-1],
-                                  output_size=src.numel())
-    block = Block(src=src.to(torch.int64), dst=dst, eid=torch.arange(src.numel(), device=device),
-                  src_nodes=torch.arange(num_src, device=device), num_src_nodes=num_src,
-                  num_dst_nodes=num_dst, indptr=indptr)
+    dst = torch.repeat_interleave(
+        torch.arange(num_dst, device=device), indptr[1:] - indptr[:-1], output_size=src.numel()
+    )
+    block = Block(
+        src=src.to(torch.int64),
+        dst=dst,
+        eid=torch.arange(src.numel(), device=device),
+        src_nodes=torch.arange(num_src, device=device),
+        num_src_nodes=num_src,
+        num_dst_nodes=num_dst,
+        indptr=indptr,
+    )
     return Adjacency(block, num_src, num_dst, None)
 
 
@@ -181,16 +208,27 @@ def _sorted_by_destination(src: Tensor, dst: Tensor, num_src: int, num_dst: int)
     if num_src == num_dst:
         return Adjacency(CSCGraph(indptr, indices, perm, validate=False), num_src, num_dst, perm)
     indptr = indptr[: num_dst + 1]
-    dst = torch.repeat_interleave(torch.arange(num_dst, device=indptr.device),
-                                  indptr[1:] - indptr[:-1], output_size=indices.numel())
+    dst = torch.repeat_interleave(
+        torch.arange(num_dst, device=indptr.device),
+        indptr[1:] - indptr[:-1],
+        output_size=indices.numel(),
+    )
     src_nodes = torch.arange(num_src, device=indptr.device)
-    block = Block(src=indices.to(torch.int64), dst=dst, eid=perm, src_nodes=src_nodes,
-                  num_src_nodes=num_src, num_dst_nodes=num_dst, indptr=indptr)
+    block = Block(
+        src=indices.to(torch.int64),
+        dst=dst,
+        eid=perm,
+        src_nodes=src_nodes,
+        num_src_nodes=num_src,
+        num_dst_nodes=num_dst,
+        indptr=indptr,
+    )
     return Adjacency(block, num_src, num_dst, perm)
 
 
-def _from_pairs(where: str, what: str, src: Tensor, dst: Tensor, num_src: int, num_dst: int,
-                maybe_sorted: bool) -> Adjacency:
+def _from_pairs(
+    where: str, what: str, src: Tensor, dst: Tensor, num_src: int, num_dst: int, maybe_sorted: bool
+) -> Adjacency:
     """The edges ``src[e] -> dst[e]`` (int64), checked against the sizes.
 
     Edges that claim to be destination-sorted (a column-sorted EdgeIndex, a coalesced COO) are
@@ -213,8 +251,9 @@ def _check_features(where: str, name: str, t: Tensor) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{where}: {name} must be a tensor, got {type(t).__name__}")
     if t.dim() != 2:
-        raise ValueError(f"{where}: {name} must be 2-D [num_nodes, channels], got shape "
-                         f"{tuple(t.shape)}")
+        raise ValueError(
+            f"{where}: {name} must be 2-D [num_nodes, channels], got shape {tuple(t.shape)}"
+        )
     if not t.is_floating_point():
         raise ValueError(f"{where}: {name} must be a floating-point tensor, got {t.dtype}")
 
@@ -222,17 +261,23 @@ def _check_features(where: str, name: str, t: Tensor) -> None:
 def _check_size(where: str, size: Optional[Sequence[Optional[int]]]) -> None:
     if size is None:
         return
-    if (not isinstance(size, (tuple, list)) or len(size) != 2
-            or any(s is not None and (not isinstance(s, int) or s < 0) for s in size)):
-        raise ValueError(f"{where}: size must be a pair (num_src, num_dst) of non-negative "
-                         f"ints, got {size!r}")
+    if (
+        not isinstance(size, (tuple, list))
+        or len(size) != 2
+        or any(s is not None and (not isinstance(s, int) or s < 0) for s in size)
+    ):
+        raise ValueError(
+            f"{where}: size must be a pair (num_src, num_dst) of non-negative ints, got {size!r}"
+        )
 
 
-def _check_size_agrees(where: str, size: Optional[Sequence[Optional[int]]], adj: Adjacency,
-                       given: str) -> None:
+def _check_size_agrees(
+    where: str, size: Optional[Sequence[Optional[int]]], adj: Adjacency, given: str
+) -> None:
     """A graph that knows its sizes takes ``size`` only as a check (``None`` entries pass)."""
-    if size is not None and any(s is not None and s != n
-                                for s, n in zip(size, (adj.num_src, adj.num_dst))):
+    if size is not None and any(
+        s is not None and s != n for s, n in zip(size, (adj.num_src, adj.num_dst))
+    ):
         raise ValueError(f"{where}: size={tuple(size)} disagrees with {given}")
 
 
@@ -268,8 +313,10 @@ def adjacency_of(
     _check_size(where, size)
     if isinstance(x, (tuple, list)):
         if len(x) != 2:
-            raise ValueError(f"{where}: x must be a tensor or a pair (x_src, x_dst), got a "
-                             f"{type(x).__name__} of {len(x)}")
+            raise ValueError(
+                f"{where}: x must be a tensor or a pair (x_src, x_dst), got a "
+                f"{type(x).__name__} of {len(x)}"
+            )
         x_src, x_dst = x
         paired = True
         _check_features(where, "x_src", x_src)
@@ -286,42 +333,60 @@ def adjacency_of(
         given = f"a CSCGraph of {n} nodes"
     elif isinstance(edge_index, Block):
         adj = Adjacency(edge_index, edge_index.num_src_nodes, edge_index.num_dst_nodes, None)
-        given = (f"a Block of {edge_index.num_src_nodes} sources and "
-                 f"{edge_index.num_dst_nodes} destinations")
+        given = (
+            f"a Block of {edge_index.num_src_nodes} sources and "
+            f"{edge_index.num_dst_nodes} destinations"
+        )
     elif isinstance(edge_index, Tensor) and edge_index.layout != torch.strided:
         adj = _adjacency_of_sparse(where, edge_index)
         given = f"a sparse adj_t of shape {list(edge_index.shape)} ([num_dst, num_src])"
     elif _is_pyg_edge_index(edge_index):
-        adj = _adjacency_of_edge_index(where, x_src, x_dst, paired, edge_index.as_tensor(),
-                                       _size_of_pyg_edge_index(where, edge_index, size),
-                                       dst_sorted=edge_index.is_sorted_by_col)
+        adj = _adjacency_of_edge_index(
+            where,
+            x_src,
+            x_dst,
+            paired,
+            edge_index.as_tensor(),
+            _size_of_pyg_edge_index(where, edge_index, size),
+            dst_sorted=edge_index.is_sorted_by_col,
+        )
     elif isinstance(edge_index, Tensor):
         adj = _adjacency_of_edge_index(where, x_src, x_dst, paired, edge_index, size)
     elif _is_torch_sparse_object(edge_index):
-        raise TypeError(f"{where}: torch_sparse.SparseTensor is not supported (torch-sparse is "
-                        f"not a dependency of fastgl); pass adj_t.to_torch_sparse_csr_tensor(), "
-                        f"got {type(edge_index).__name__}")
+        raise TypeError(
+            f"{where}: torch_sparse.SparseTensor is not supported (torch-sparse is "
+            f"not a dependency of fastgl); pass adj_t.to_torch_sparse_csr_tensor(), "
+            f"got {type(edge_index).__name__}"
+        )
     else:
-        raise TypeError(f"{where}: the graph must be an edge_index tensor [2, E], a "
-                        f"torch_geometric.EdgeIndex, a sparse adj_t [num_dst, num_src], a "
-                        f"fastgl.CSCGraph or a fastgl.Block, got {type(edge_index).__name__}")
+        raise TypeError(
+            f"{where}: the graph must be an edge_index tensor [2, E], a "
+            f"torch_geometric.EdgeIndex, a sparse adj_t [num_dst, num_src], a "
+            f"fastgl.CSCGraph or a fastgl.Block, got {type(edge_index).__name__}"
+        )
 
     if given is not None:
         _check_size_agrees(where, size, adj, given)
     if _rows(x_src) != adj.num_src:
-        raise ValueError(f"{where}: {'x_src' if paired else 'x'} has {_rows(x_src)} rows but "
-                         f"the graph has {adj.num_src} source nodes")
+        raise ValueError(
+            f"{where}: {'x_src' if paired else 'x'} has {_rows(x_src)} rows but "
+            f"the graph has {adj.num_src} source nodes"
+        )
     if x_src.device != adj.device:
         raise ValueError(f"{where}: x is on {x_src.device} but the graph is on {adj.device}")
     if paired:
         if x_dst is not None and _rows(x_dst) != adj.num_dst:
-            raise ValueError(f"{where}: x_dst has {_rows(x_dst)} rows but the graph has "
-                             f"{adj.num_dst} destination nodes")
+            raise ValueError(
+                f"{where}: x_dst has {_rows(x_dst)} rows but the graph has "
+                f"{adj.num_dst} destination nodes"
+            )
     else:
         if adj.num_dst > adj.num_src:
-            raise ValueError(f"{where}: with a single feature tensor x, destinations are the "
-                             f"first num_dst sources, so num_dst ({adj.num_dst}) must not exceed "
-                             f"num_src ({adj.num_src}); pass x=(x_src, x_dst) instead")
+            raise ValueError(
+                f"{where}: with a single feature tensor x, destinations are the "
+                f"first num_dst sources, so num_dst ({adj.num_dst}) must not exceed "
+                f"num_src ({adj.num_src}); pass x=(x_src, x_dst) instead"
+            )
         x_dst = x_src[: adj.num_dst]
     return x_src, x_dst, adj
 
@@ -329,36 +394,53 @@ def adjacency_of(
 def _dense_hint(t: Tensor) -> str:
     """A floating-point or boolean 2-D "edge_index" is most likely a dense adjacency matrix."""
     if t.dim() == 2 and (t.is_floating_point() or t.dtype == torch.bool):
-        return (" (a dense adjacency matrix is not accepted: pass a sparse adj_t [num_dst, "
-                "num_src], e.g. adj_t.to_sparse_csr())")
+        return (
+            " (a dense adjacency matrix is not accepted: pass a sparse adj_t [num_dst, "
+            "num_src], e.g. adj_t.to_sparse_csr())"
+        )
     return ""
 
 
-def _adjacency_of_edge_index(where: str, x_src: Tensor, x_dst: Optional[Tensor], paired: bool,
-                             edge_index: Tensor, size, dst_sorted: bool = False) -> Adjacency:
+def _adjacency_of_edge_index(
+    where: str,
+    x_src: Tensor,
+    x_dst: Optional[Tensor],
+    paired: bool,
+    edge_index: Tensor,
+    size,
+    dst_sorted: bool = False,
+) -> Adjacency:
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"{where}: edge_index must have shape [2, E], got "
-                         f"{tuple(edge_index.shape)}{_dense_hint(edge_index)}")
+        raise ValueError(
+            f"{where}: edge_index must have shape [2, E], got "
+            f"{tuple(edge_index.shape)}{_dense_hint(edge_index)}"
+        )
     if edge_index.dtype not in (torch.int32, torch.int64):
-        raise ValueError(f"{where}: edge_index must be int32 or int64, got "
-                         f"{edge_index.dtype}{_dense_hint(edge_index)}")
+        raise ValueError(
+            f"{where}: edge_index must be int32 or int64, got "
+            f"{edge_index.dtype}{_dense_hint(edge_index)}"
+        )
     num_src = size[0] if size is not None and size[0] is not None else _rows(x_src)
     if size is not None and size[1] is not None:
         num_dst = size[1]
     elif paired:
         if x_dst is None:
-            raise ValueError(f"{where}: x_dst is None, so the number of destinations is "
-                             f"unknown: pass size=(num_src, num_dst)")
+            raise ValueError(
+                f"{where}: x_dst is None, so the number of destinations is "
+                f"unknown: pass size=(num_src, num_dst)"
+            )
         num_dst = _rows(x_dst)
     else:
         num_dst = num_src
     edge_index = edge_index.to(torch.int64)
-    return _from_pairs(where, "edge_index", edge_index[0], edge_index[1], num_src, num_dst,
-                       maybe_sorted=dst_sorted)
+    return _from_pairs(
+        where, "edge_index", edge_index[0], edge_index[1], num_src, num_dst, maybe_sorted=dst_sorted
+    )
 
 
-def _size_of_pyg_edge_index(where: str, edge_index: Tensor,
-                            size: Optional[Sequence[Optional[int]]]) -> Tuple:
+def _size_of_pyg_edge_index(
+    where: str, edge_index: Tensor, size: Optional[Sequence[Optional[int]]]
+) -> Tuple:
     """``size`` completed by the EdgeIndex's ``sparse_size`` ``(num_src, num_dst)``.
 
     PyG's ``MessagePassing`` takes the sparse size as the size and ignores a ``size`` argument;
@@ -368,8 +450,9 @@ def _size_of_pyg_edge_index(where: str, edge_index: Tensor,
     asked = (None, None) if size is None else tuple(size)
     for a, k in zip(asked, known):
         if a is not None and k is not None and a != k:
-            raise ValueError(f"{where}: size={asked} disagrees with the EdgeIndex's "
-                             f"sparse_size {known}")
+            raise ValueError(
+                f"{where}: size={asked} disagrees with the EdgeIndex's sparse_size {known}"
+            )
     return tuple(k if k is not None else a for a, k in zip(asked, known))
 
 
@@ -377,12 +460,16 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
     """A torch sparse ``adj_t`` ``[num_dst, num_src]``: entry ``(i, j)`` is an edge ``j -> i``,
     its value in :attr:`Adjacency.values`."""
     if adj_t.layout not in _SPARSE_LAYOUTS:
-        raise ValueError(f"{where}: a sparse adj_t must be in the sparse_coo, sparse_csr or "
-                         f"sparse_csc layout, got {adj_t.layout}")
+        raise ValueError(
+            f"{where}: a sparse adj_t must be in the sparse_coo, sparse_csr or "
+            f"sparse_csc layout, got {adj_t.layout}"
+        )
     if adj_t.dim() != 2:
-        raise ValueError(f"{where}: a sparse adj_t must be a 2-D matrix [num_dst, num_src] "
-                         f"with one value per entry, got shape {tuple(adj_t.shape)} "
-                         f"({adj_t.sparse_dim()} sparse and {adj_t.dense_dim()} dense dims)")
+        raise ValueError(
+            f"{where}: a sparse adj_t must be a 2-D matrix [num_dst, num_src] "
+            f"with one value per entry, got shape {tuple(adj_t.shape)} "
+            f"({adj_t.sparse_dim()} sparse and {adj_t.dense_dim()} dense dims)"
+        )
     num_dst, num_src = adj_t.shape
     if adj_t.layout == torch.sparse_csr:
         # The CSR of adj_t is the CSC of the graph: rows are destinations, columns sources.
@@ -399,9 +486,12 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
     else:  # CSC: compressed over the sources, so the edges need one sort by destination
         ccol, row = adj_t.ccol_indices(), adj_t.row_indices()
         _check_offsets(where, "ccol_indices", ccol, row.numel())
-        src = torch.repeat_interleave(torch.arange(num_src, device=ccol.device),
-                                      (ccol[1:] - ccol[:-1]).to(torch.int64),
-                                      output_size=row.numel())
-        adj = _from_pairs(where, "adj_t", src, row.to(torch.int64), num_src, num_dst,
-                          maybe_sorted=False)
+        src = torch.repeat_interleave(
+            torch.arange(num_src, device=ccol.device),
+            (ccol[1:] - ccol[:-1]).to(torch.int64),
+            output_size=row.numel(),
+        )
+        adj = _from_pairs(
+            where, "adj_t", src, row.to(torch.int64), num_src, num_dst, maybe_sorted=False
+        )
     return replace(adj, values=adj.to_structure_order(adj_t.values()))

@@ -3,8 +3,8 @@ Cache-First Edge Sampling for Graph Neural Networks", §IV).
 
 Pass ``approx=ESSpMM(width=..., strategy=...)`` to a model's or layer's ``forward`` to run every
 neighborhood aggregation over at most ``width`` in-edges per node instead of all of them (see
-:func:`fastgl.nn.functional.es_spmm`). Inference only: call it under ``torch.no_grad()`` with the model in
-``eval()`` mode.
+:func:`fastgl.nn.functional.es_spmm`). Inference only: call it under ``torch.no_grad()`` with the
+model in ``eval()`` mode.
 
 Example:
     >>> model.eval()
@@ -46,17 +46,28 @@ class ESSpMM:
         if not isinstance(self.width, int) or isinstance(self.width, bool) or self.width < 1:
             raise ValueError(f"ESSpMM: width must be an int >= 1, got {self.width!r}")
         if self.strategy not in ("bucket", "fastrand"):
-            raise ValueError(f"ESSpMM: strategy must be 'bucket' or 'fastrand', got "
-                             f"{self.strategy!r}")
+            raise ValueError(
+                f"ESSpMM: strategy must be 'bucket' or 'fastrand', got {self.strategy!r}"
+            )
 
-    def aggregate(self, structure: Union[CSCGraph, Block], x: Tensor,
-                  edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+    def aggregate(
+        self,
+        structure: Union[CSCGraph, Block],
+        x: Tensor,
+        edge_weight: Optional[Tensor] = None,
+        reduce: str = "sum",
+    ) -> Tensor:
         """:func:`fastgl.nn.functional.aggregate`'s contract, over the sampled in-edges."""
         return functional.es_spmm(structure, x, self.width, self.strategy, edge_weight, reduce)
 
 
-def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor] = None,
-              reduce: str = "sum", approx: Optional[ESSpMM] = None) -> Tensor:
+def aggregate(
+    structure: Union[CSCGraph, Block],
+    x: Tensor,
+    edge_weight: Optional[Tensor] = None,
+    reduce: str = "sum",
+    approx: Optional[ESSpMM] = None,
+) -> Tensor:
     """Exact :func:`fastgl.nn.functional.aggregate`, or ``approx``'s approximation when given."""
     if approx is None:
         return functional.aggregate(structure, x, edge_weight, reduce)

@@ -50,8 +50,13 @@ class _Linear(torch.nn.Linear):
     """``torch.nn.Linear`` (same ``weight``/``bias`` keys as PyG's ``Linear``) with PyG's choice
     of weight init: ``"glorot"`` or the default (``kaiming_uniform``, as torch and PyG)."""
 
-    def __init__(self, in_channels: int, out_channels: int, bias: bool = True,
-                 weight_initializer: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        bias: bool = True,
+        weight_initializer: Optional[str] = None,
+    ) -> None:
         self.weight_initializer = weight_initializer
         super().__init__(in_channels, out_channels, bias=bias)
 
@@ -63,8 +68,9 @@ class _Linear(torch.nn.Linear):
                 torch.nn.init.zeros_(self.bias)
 
 
-def _linear(in_channels: int, out_channels: int, bias: bool = True,
-            weight_initializer: Optional[str] = None) -> torch.nn.Module:
+def _linear(
+    in_channels: int, out_channels: int, bias: bool = True, weight_initializer: Optional[str] = None
+) -> torch.nn.Module:
     """A linear map; ``in_channels <= 0`` defers the input size to the first call (as PyG)."""
     if in_channels is None or in_channels <= 0:
         return torch.nn.LazyLinear(out_channels, bias=bias)
@@ -78,8 +84,10 @@ def _register_bias(module: torch.nn.Module, size: int, enabled: bool) -> None:
 
 def _reset(module) -> None:
     """Resets a module, or else each of its children (uninitialized lazy modules are left)."""
-    if isinstance(module, torch.nn.modules.lazy.LazyModuleMixin) \
-            and module.has_uninitialized_params():
+    if (
+        isinstance(module, torch.nn.modules.lazy.LazyModuleMixin)
+        and module.has_uninitialized_params()
+    ):
         return
     if callable(getattr(module, "reset_parameters", None)):
         module.reset_parameters()
@@ -91,8 +99,9 @@ def _reset(module) -> None:
 class FastGLConv(torch.nn.Module):
     """Base of fastgl's graph convolutions: resolves ``(x, edge_index, size)`` for them."""
 
-    def _inputs(self, x: Features, edge_index: GraphInput,
-                size: Size) -> Tuple[Tensor, Optional[Tensor], Adjacency]:
+    def _inputs(
+        self, x: Features, edge_index: GraphInput, size: Size
+    ) -> Tuple[Tensor, Optional[Tensor], Adjacency]:
         return adjacency_of(f"{type(self).__name__}", x, edge_index, size)
 
     def reset_parameters(self) -> None:  # pragma: no cover - overridden
@@ -100,11 +109,16 @@ class FastGLConv(torch.nn.Module):
 
 
 def _check_edge_weight(where: str, edge_weight: Tensor, adj: Adjacency) -> None:
-    if not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 \
-            or edge_weight.numel() != adj.num_edges:
+    if (
+        not isinstance(edge_weight, Tensor)
+        or edge_weight.dim() != 1
+        or edge_weight.numel() != adj.num_edges
+    ):
         shape = tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else type(edge_weight)
-        raise ValueError(f"{where}: edge_weight must have shape [{adj.num_edges}] (one weight per "
-                         f"edge), got {shape}")
+        raise ValueError(
+            f"{where}: edge_weight must have shape [{adj.num_edges}] (one weight per "
+            f"edge), got {shape}"
+        )
     if not edge_weight.is_floating_point():
         raise ValueError(f"{where}: edge_weight must be floating point, got {edge_weight.dtype}")
 
@@ -178,15 +192,24 @@ class GCNConv(FastGLConv):
     ``[10, 10]``, 8 seeds, ``fastgl train --model gcn``).
     """
 
-    def __init__(self, in_channels: int, out_channels: int, improved: bool = False,
-                 cached: bool = False, add_self_loops: Optional[bool] = None,
-                 normalize: bool = True, bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        improved: bool = False,
+        cached: bool = False,
+        add_self_loops: Optional[bool] = None,
+        normalize: bool = True,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if add_self_loops is None:
             add_self_loops = normalize
         if add_self_loops and not normalize:
-            raise ValueError("GCNConv does not support adding self-loops to the graph when no "
-                             "on-the-fly normalization is applied")
+            raise ValueError(
+                "GCNConv does not support adding self-loops to the graph when no "
+                "on-the-fly normalization is applied"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.improved = improved
@@ -194,8 +217,7 @@ class GCNConv(FastGLConv):
         self.add_self_loops = add_self_loops
         self.normalize = normalize
         self._cache = None
-        self.lin = _linear(in_channels, out_channels, bias=False,
-                           weight_initializer="glorot")
+        self.lin = _linear(in_channels, out_channels, bias=False, weight_initializer="glorot")
         _register_bias(self, out_channels, bias)
         self.reset_parameters()
 
@@ -205,19 +227,40 @@ class GCNConv(FastGLConv):
             torch.nn.init.zeros_(self.bias)
         self._cache = None
 
-    def forward(self, x: Tensor, edge_index: GraphInput, edge_weight: Optional[Tensor] = None,
-                size: Size = None, *, approx: Optional[ESSpMM] = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        edge_index: GraphInput,
+        edge_weight: Optional[Tensor] = None,
+        size: Size = None,
+        *,
+        approx: Optional[ESSpMM] = None,
+    ) -> Tensor:
         if isinstance(x, (tuple, list)):
-            raise ValueError("GCNConv received a tuple of node features as input while this layer "
-                             "does not support bipartite message passing; pass one tensor (with "
-                             "a Block or size=, destinations are its first num_dst rows)")
+            raise ValueError(
+                "GCNConv received a tuple of node features as input while this layer "
+                "does not support bipartite message passing; pass one tensor (with "
+                "a Block or size=, destinations are its first num_dst rows)"
+            )
         # The cache holds the graph objects themselves (so their ids cannot be reused) and
         # their tensors' versions (so in-place edits are noticed).
-        signature = (_versions(edge_index), _versions(edge_weight),
-                     None if size is None else tuple(size), x.shape[0], x.dtype, x.device)
+        signature = (
+            _versions(edge_index),
+            _versions(edge_weight),
+            None if size is None else tuple(size),
+            x.shape[0],
+            x.dtype,
+            x.device,
+        )
         cache = self._cache
-        if (self.normalize and self.cached and cache is not None and cache[0] is edge_index
-                and cache[1] is edge_weight and cache[2] == signature):
+        if (
+            self.normalize
+            and self.cached
+            and cache is not None
+            and cache[0] is edge_index
+            and cache[1] is edge_weight
+            and cache[2] == signature
+        ):
             adj, norm = cache[3], cache[4]
         else:
             _, _, adj = self._inputs(x, edge_index, size)
@@ -229,8 +272,7 @@ class GCNConv(FastGLConv):
         h = self.lin(x)
         if self.normalize:
             src_scale, edge_w, dst_scale, loop_scale = norm
-            out = _aggregate(adj.structure, h * src_scale.unsqueeze(1), edge_w,
-                             approx=approx)
+            out = _aggregate(adj.structure, h * src_scale.unsqueeze(1), edge_w, approx=approx)
             out = out * dst_scale.unsqueeze(1)
             if loop_scale is not None:
                 out = out + h[: adj.num_dst] * loop_scale.unsqueeze(1)
@@ -241,15 +283,18 @@ class GCNConv(FastGLConv):
         return out
 
     @staticmethod
-    def _structure_weight(adj: Adjacency, edge_index: GraphInput, edge_weight: Optional[Tensor],
-                          dtype: torch.dtype) -> Optional[Tensor]:
+    def _structure_weight(
+        adj: Adjacency, edge_index: GraphInput, edge_weight: Optional[Tensor], dtype: torch.dtype
+    ) -> Optional[Tensor]:
         """Edge weights in the structure's edge order (a CSCGraph's own ``weight`` if none, a
         sparse ``adj_t``'s values)."""
         if adj.values is not None:
             # PyG silently drops edge_weight here; two sources of weights is a caller's error.
             if edge_weight is not None:
-                raise ValueError("GCNConv: edge_weight must be None with a sparse adj_t, whose "
-                                 "values are the edge weights, got a tensor")
+                raise ValueError(
+                    "GCNConv: edge_weight must be None with a sparse adj_t, whose "
+                    "values are the edge weights, got a tensor"
+                )
             return adj.values.to(dtype)
         if edge_weight is None:
             if isinstance(edge_index, CSCGraph) and edge_index.weight is not None:
@@ -262,7 +307,7 @@ class GCNConv(FastGLConv):
         """``(src_scale [num_src], edge_weight [E] or None, dst_scale [num_dst], loop_scale
         [num_dst] or None)`` with ``out = dst_scale * sum_e w_e * src_scale[src] * h[src] +
         loop_scale * h[dst]`` equal to PyG's ``gcn_norm`` propagation."""
-        num_src, num_dst, device = adj.num_src, adj.num_dst, adj.device
+        num_dst, device = adj.num_dst, adj.device
         # PyG compatibility: gcn_norm gives self-loops the `improved` weight 2 only when the
         # graph has edge weights; without them every edge, loops included, weighs 1.
         fill = 2.0 if self.improved and weight is not None else 1.0
@@ -279,8 +324,9 @@ class GCNConv(FastGLConv):
                     weight = weight.masked_fill(is_loop, 0.0)
                 else:
                     weight = (~is_loop).to(dtype)
-        per_edge = weight if weight is not None else torch.ones(dst.numel(), dtype=dtype,
-                                                                 device=device)
+        per_edge = (
+            weight if weight is not None else torch.ones(dst.numel(), dtype=dtype, device=device)
+        )
         degree = torch.zeros(num_dst, dtype=dtype, device=device).index_add(0, dst, per_edge)
         if loop_weight is not None:
             degree = degree + loop_weight
@@ -290,8 +336,9 @@ class GCNConv(FastGLConv):
         loop_scale = None if loop_weight is None else inv_sqrt * inv_sqrt * loop_weight
         return src_scale, weight, inv_sqrt, loop_scale
 
-    def _outer_source_scale(self, adj: Adjacency, weight: Optional[Tensor], fill: float,
-                            dtype: torch.dtype) -> Tensor:
+    def _outer_source_scale(
+        self, adj: Adjacency, weight: Optional[Tensor], fill: float, dtype: torch.dtype
+    ) -> Tensor:
         """``D^-1/2`` of the sources beyond the destinations, whose in-edges are not here.
 
         A sampler's block knows their in-degrees in the full graph: unweighted, those give the
@@ -302,8 +349,8 @@ class GCNConv(FastGLConv):
         structure = adj.structure
         degrees = structure.src_in_degrees if isinstance(structure, Block) else None
         if degrees is not None and weight is None and self.add_self_loops:
-            return (degrees[adj.num_dst:].to(dtype) + fill).pow(-0.5)
-        outer = fill ** -0.5 if self.add_self_loops else 0.0
+            return (degrees[adj.num_dst :].to(dtype) + fill).pow(-0.5)
+        outer = fill**-0.5 if self.add_self_loops else 0.0
         return torch.full((num_outer,), outer, dtype=dtype, device=adj.device)
 
     def __repr__(self) -> str:
@@ -337,13 +384,21 @@ class SAGEConv(FastGLConv):
         ``[num_dst, out_channels]``.
     """
 
-    def __init__(self, in_channels: Channels, out_channels: int, aggr: str = "mean",
-                 normalize: bool = False, root_weight: bool = True, project: bool = False,
-                 bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_channels: Channels,
+        out_channels: int,
+        aggr: str = "mean",
+        normalize: bool = False,
+        root_weight: bool = True,
+        project: bool = False,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if not isinstance(aggr, str) or aggr not in _SAGE_REDUCTIONS:
-            raise NotImplementedError(f"SAGEConv: aggr must be one of "
-                                      f"{sorted(_SAGE_REDUCTIONS)}, got {aggr!r}")
+            raise NotImplementedError(
+                f"SAGEConv: aggr must be one of {sorted(_SAGE_REDUCTIONS)}, got {aggr!r}"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.aggr = aggr
@@ -353,8 +408,7 @@ class SAGEConv(FastGLConv):
         in_src, in_dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
         if project:
             if in_src <= 0:
-                raise ValueError("SAGEConv does not support lazy initialization with "
-                                 "project=True")
+                raise ValueError("SAGEConv does not support lazy initialization with project=True")
             self.lin = _linear(in_src, in_src, bias=True)
         self.lin_l = _linear(in_src, out_channels, bias=bias)
         if root_weight:
@@ -366,19 +420,29 @@ class SAGEConv(FastGLConv):
             if hasattr(self, name):
                 _reset(getattr(self, name))
 
-    def forward(self, x: Features, edge_index: GraphInput, size: Size = None, *,
-                approx: Optional[ESSpMM] = None) -> Tensor:
+    def forward(
+        self,
+        x: Features,
+        edge_index: GraphInput,
+        size: Size = None,
+        *,
+        approx: Optional[ESSpMM] = None,
+    ) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         if self.project:
             x_src = self.lin(x_src).relu()
         reduce = _SAGE_REDUCTIONS[self.aggr]
         weight = _entry_weight(adj, x_src.dtype)
         lin_l = self.lin_l
-        if (reduce != "max" and not isinstance(lin_l, torch.nn.LazyLinear)
-                and lin_l.out_features < lin_l.in_features):
+        if (
+            reduce != "max"
+            and not isinstance(lin_l, torch.nn.LazyLinear)
+            and lin_l.out_features < lin_l.in_features
+        ):
             # Sum and mean commute with the linear map: aggregate the narrower side.
-            out = _aggregate(adj.structure, F.linear(x_src, lin_l.weight), weight,
-                             reduce=reduce, approx=approx)
+            out = _aggregate(
+                adj.structure, F.linear(x_src, lin_l.weight), weight, reduce=reduce, approx=approx
+            )
             if lin_l.bias is not None:
                 out = out + lin_l.bias
         else:
@@ -390,8 +454,7 @@ class SAGEConv(FastGLConv):
         return out
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
-                f"aggr={self.aggr})")
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
 
 class GINConv(FastGLConv):
@@ -427,11 +490,18 @@ class GINConv(FastGLConv):
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
 
-    def forward(self, x: Features, edge_index: GraphInput, size: Size = None, *,
-                approx: Optional[ESSpMM] = None) -> Tensor:
+    def forward(
+        self,
+        x: Features,
+        edge_index: GraphInput,
+        size: Size = None,
+        *,
+        approx: Optional[ESSpMM] = None,
+    ) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
-        out = _aggregate(adj.structure, x_src, _entry_weight(adj, x_src.dtype), reduce="sum",
-                         approx=approx)
+        out = _aggregate(
+            adj.structure, x_src, _entry_weight(adj, x_src.dtype), reduce="sum", approx=approx
+        )
         if x_dst is not None:
             out = out + (1 + self.eps) * x_dst
         return self.nn(out)
@@ -475,15 +545,26 @@ class GATConv(FastGLConv):
     uncoalesced COO.
     """
 
-    def __init__(self, in_channels: Channels, out_channels: int, heads: int = 1,
-                 concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
-                 add_self_loops: bool = True, edge_dim: Optional[int] = None,
-                 fill_value: Union[float, Tensor, str] = "mean", bias: bool = True,
-                 residual: bool = False) -> None:
+    def __init__(
+        self,
+        in_channels: Channels,
+        out_channels: int,
+        heads: int = 1,
+        concat: bool = True,
+        negative_slope: float = 0.2,
+        dropout: float = 0.0,
+        add_self_loops: bool = True,
+        edge_dim: Optional[int] = None,
+        fill_value: Union[float, Tensor, str] = "mean",
+        bias: bool = True,
+        residual: bool = False,
+    ) -> None:
         super().__init__()
         if edge_dim is not None:
-            raise NotImplementedError("GATConv: edge features (edge_dim) are not supported by "
-                                      "fastgl's GATConv; use edge_dim=None")
+            raise NotImplementedError(
+                "GATConv: edge features (edge_dim) are not supported by "
+                "fastgl's GATConv; use edge_dim=None"
+            )
         if heads < 1:
             raise ValueError(f"GATConv: heads must be >= 1, got {heads}")
         self.in_channels = in_channels
@@ -523,14 +604,22 @@ class GATConv(FastGLConv):
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
-    def forward(self, x: Features, edge_index: GraphInput, edge_attr: Optional[Tensor] = None,
-                size: Size = None, return_attention_weights: Optional[bool] = None, *,
-                approx: Optional[ESSpMM] = None) -> Tensor:
+    def forward(
+        self,
+        x: Features,
+        edge_index: GraphInput,
+        edge_attr: Optional[Tensor] = None,
+        size: Size = None,
+        return_attention_weights: Optional[bool] = None,
+        *,
+        approx: Optional[ESSpMM] = None,
+    ) -> Tensor:
         if edge_attr is not None:
             raise NotImplementedError("GATConv: edge_attr is not supported by fastgl's GATConv")
         if return_attention_weights is not None:
-            raise NotImplementedError("GATConv: return_attention_weights is not supported by "
-                                      "fastgl's GATConv")
+            raise NotImplementedError(
+                "GATConv: return_attention_weights is not supported by fastgl's GATConv"
+            )
         paired = isinstance(x, (tuple, list))
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         H, C = self.heads, self.out_channels
@@ -560,12 +649,19 @@ class GATConv(FastGLConv):
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
 
         if H == 1:
-            out = _aggregate(structure, h_src[:, 0], alpha[:, 0].contiguous(),
-                             approx=approx).unsqueeze(1)
+            out = _aggregate(
+                structure, h_src[:, 0], alpha[:, 0].contiguous(), approx=approx
+            ).unsqueeze(1)
         else:
-            out = torch.stack([_aggregate(structure, h_src[:, h].contiguous(),
-                                          alpha[:, h].contiguous(), approx=approx)
-                               for h in range(H)], dim=1)
+            out = torch.stack(
+                [
+                    _aggregate(
+                        structure, h_src[:, h].contiguous(), alpha[:, h].contiguous(), approx=approx
+                    )
+                    for h in range(H)
+                ],
+                dim=1,
+            )
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if self.res is not None and x_dst is not None:
             out = out + self.res(x_dst)
@@ -574,5 +670,4 @@ class GATConv(FastGLConv):
         return out
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
-                f"heads={self.heads})")
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

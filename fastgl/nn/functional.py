@@ -35,17 +35,20 @@ def cached(structure: Union[CSCGraph, Block], name: Any, build: Callable[[], Any
 def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
     """CSR of the reversed edges: for each source, its edges' rows and slots (in slot order)."""
     num_rows = indptr.numel() - 1
-    row_of_slot = torch.repeat_interleave(torch.arange(num_rows, device=indptr.device),
-                                          indptr[1:] - indptr[:-1], output_size=indices.numel())
+    row_of_slot = torch.repeat_interleave(
+        torch.arange(num_rows, device=indptr.device),
+        indptr[1:] - indptr[:-1],
+        output_size=indices.numel(),
+    )
     t_indptr, t_rows, t_slots = csc_from_coo(row_of_slot, indices, max(num_rows, num_src))
     return t_indptr[: num_src + 1], t_rows, t_slots
 
 
-def transposed_of(structure: Union[CSCGraph, Block],
-                  num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
+def transposed_of(structure: Union[CSCGraph, Block], num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
     """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source, for ``num_src``
     source rows (the CSR the backward pass aggregates over), built on first use and cached on
     the structure."""
+
     def build():
         indptr, indices, _ = csc_of(structure)
         return _transposed(indptr, indices, num_src)
@@ -96,17 +99,20 @@ class _SpMMMax(torch.autograd.Function):
         grad_out = grad_out.contiguous()
         grad_weight = grad_x = None
         if ctx.needs_input_grad[2]:
-            grad_weight = torch.ops.fastgl.spmm_max_backward_weight(indptr, indices, x, arg,
-                                                                    grad_out)
+            grad_weight = torch.ops.fastgl.spmm_max_backward_weight(
+                indptr, indices, x, arg, grad_out
+            )
         if ctx.needs_input_grad[3]:
             t_indptr, t_rows, t_slots = ctx.transposed()
-            grad_x = torch.ops.fastgl.spmm_max_backward_x(t_indptr, t_rows, t_slots, weight, arg,
-                                                          grad_out)
+            grad_x = torch.ops.fastgl.spmm_max_backward_x(
+                t_indptr, t_rows, t_slots, weight, arg, grad_out
+            )
         return None, None, grad_weight, grad_x, None
 
 
-def csc_of(structure: Union[CSCGraph, Block],
-           op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+def csc_of(
+    structure: Union[CSCGraph, Block], op: str = "aggregate"
+) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
     slot order (``None`` when the structure's edge order already is). A block's is built once
     and cached on it."""
@@ -134,19 +140,26 @@ def _check_block_indptr(block: Block) -> None:
     read out of bounds are rejected here (one pass over the destinations)."""
     indptr, num_dst = block.indptr, block.num_dst_nodes
     if indptr.dim() != 1 or indptr.numel() != num_dst + 1 or indptr.dtype != torch.int64:
-        raise ValueError(f"Block.indptr must be an int64 tensor of shape [{num_dst + 1}] "
-                         f"(num_dst_nodes + 1), got {indptr.dtype} of shape {tuple(indptr.shape)}")
+        raise ValueError(
+            f"Block.indptr must be an int64 tensor of shape [{num_dst + 1}] "
+            f"(num_dst_nodes + 1), got {indptr.dtype} of shape {tuple(indptr.shape)}"
+        )
     if indptr.device != block.src.device:
-        raise ValueError(f"Block.indptr is on {indptr.device} but the edges are on "
-                         f"{block.src.device}")
-    if bool((indptr[0] != 0) | (indptr[-1] != block.num_edges)
-            | (indptr[1:] < indptr[:-1]).any()):
-        raise ValueError(f"Block.indptr must run from 0 to num_edges = {block.num_edges} "
-                         f"without decreasing")
+        raise ValueError(
+            f"Block.indptr is on {indptr.device} but the edges are on {block.src.device}"
+        )
+    if bool((indptr[0] != 0) | (indptr[-1] != block.num_edges) | (indptr[1:] < indptr[:-1]).any()):
+        raise ValueError(
+            f"Block.indptr must run from 0 to num_edges = {block.num_edges} without decreasing"
+        )
 
 
-def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor] = None,
-              reduce: str = "sum") -> Tensor:
+def aggregate(
+    structure: Union[CSCGraph, Block],
+    x: Tensor,
+    edge_weight: Optional[Tensor] = None,
+    reduce: str = "sum",
+) -> Tensor:
     """For every destination node, reduce ``edge_weight[e] * x[src(e)]`` over its in-edges.
 
     Args:
@@ -174,10 +187,12 @@ def aggregate(structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optiona
     if reduce == "mean" and x.dtype in (torch.float16, torch.bfloat16):
         # Scaled per edge, so the fp32 accumulator sums the mean's terms: a half-precision sum
         # of a high-degree row could overflow before the row scale below.
-        scale = torch.repeat_interleave(1.0 / degree.clamp(min=1).to(x.dtype), degree,
-                                        output_size=indices.numel())
-        return _SpMM.apply(indptr, indices, scale if edge_weight is None else edge_weight * scale,
-                           x, transposed)
+        scale = torch.repeat_interleave(
+            1.0 / degree.clamp(min=1).to(x.dtype), degree, output_size=indices.numel()
+        )
+        return _SpMM.apply(
+            indptr, indices, scale if edge_weight is None else edge_weight * scale, x, transposed
+        )
     out = _SpMM.apply(indptr, indices, edge_weight, x, transposed)
     if reduce == "mean":
         out = out * (1.0 / degree.clamp(min=1).to(out.dtype)).unsqueeze(1)
@@ -189,19 +204,23 @@ def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:
         raise ValueError(f"{op}: reduce must be one of {allowed}, got {reduce!r}")
 
 
-def _csc_inputs(op: str, structure: Union[CSCGraph, Block], x: Tensor,
-                edge_weight: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+def _csc_inputs(
+    op: str, structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor]
+) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, edge_weight)`` with the weights checked and in CSC slot order."""
     indptr, indices, perm = csc_of(structure, op)
     num_edges = indices.numel()
     if not isinstance(x, Tensor) or x.dim() != 2:
-        raise ValueError(f"{op}: x must be a 2-D tensor [num_src, F], got "
-                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+        raise ValueError(
+            f"{op}: x must be a 2-D tensor [num_src, F], got "
+            f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}"
+        )
     _check_device(op, "x", x, indptr)
     if edge_weight is not None:
         if edge_weight.dim() != 1 or edge_weight.numel() != num_edges:
-            raise ValueError(f"{op}: edge_weight must have shape [{num_edges}], got "
-                             f"{tuple(edge_weight.shape)}")
+            raise ValueError(
+                f"{op}: edge_weight must have shape [{num_edges}], got {tuple(edge_weight.shape)}"
+            )
         _check_device(op, "edge_weight", edge_weight, indptr)
         if perm is not None:
             edge_weight = edge_weight[perm]
@@ -212,15 +231,23 @@ def _check_device(op: str, name: str, t: Tensor, indptr: Tensor) -> None:
     # Checked here because a tensor on the meta device would reach the fake kernel, not the
     # compiled op's own device check.
     if t.device != indptr.device:
-        raise ValueError(f"{op}: {name} is on {t.device} but the graph is on {indptr.device}; "
-                         f"move them to the same device")
+        raise ValueError(
+            f"{op}: {name} is on {t.device} but the graph is on {indptr.device}; "
+            f"move them to the same device"
+        )
 
 
 _ES_STRATEGIES = ("bucket", "fastrand")
 
 
-def es_spmm(structure: Union[CSCGraph, Block], x: Tensor, width: int, strategy: str = "bucket",
-            edge_weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+def es_spmm(
+    structure: Union[CSCGraph, Block],
+    x: Tensor,
+    width: int,
+    strategy: str = "bucket",
+    edge_weight: Optional[Tensor] = None,
+    reduce: str = "sum",
+) -> Tensor:
     """ES-SpMM (Lin et al.): :func:`aggregate` over a cache-first sample of each node's in-edges.
 
     Every destination keeps at most ``width`` of its in-edges (in the structure's CSC slot
@@ -254,12 +281,14 @@ def es_spmm(structure: Union[CSCGraph, Block], x: Tensor, width: int, strategy: 
         raise ValueError(f"es_spmm: strategy must be one of {_ES_STRATEGIES}, got {strategy!r}")
     _check_reduce("es_spmm", reduce, _REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("es_spmm", structure, x, edge_weight)
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
-                                       for t in (x, edge_weight)):
-        raise RuntimeError("es_spmm: inference only, it has no backward; call it under "
-                           "torch.no_grad() or torch.inference_mode() (train with aggregate())")
-    out = es_spmm_rows(indptr, indices, x, width, strategy, edge_weight,
-                       "max" if reduce == "max" else "sum")
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, edge_weight)):
+        raise RuntimeError(
+            "es_spmm: inference only, it has no backward; call it under "
+            "torch.no_grad() or torch.inference_mode() (train with aggregate())"
+        )
+    out = es_spmm_rows(
+        indptr, indices, x, width, strategy, edge_weight, "max" if reduce == "max" else "sum"
+    )
     if reduce == "mean":
         kept = (indptr[1:] - indptr[:-1]).clamp(min=1, max=width)
         out = out / kept.unsqueeze(1).to(out.dtype)
@@ -290,19 +319,25 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
         Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
     """
     indptr, _, perm = csc_of(structure)
-    if not isinstance(scores, Tensor) or scores.dim() not in (1, 2) \
-            or scores.shape[0] != indptr[-1].item():
+    if (
+        not isinstance(scores, Tensor)
+        or scores.dim() not in (1, 2)
+        or scores.shape[0] != indptr[-1].item()
+    ):
         shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
-        raise ValueError(f"edge_softmax: scores must have shape [E] or [E, H] with "
-                         f"E = {int(indptr[-1])}, got {shape}")
+        raise ValueError(
+            f"edge_softmax: scores must have shape [E] or [E, H] with "
+            f"E = {int(indptr[-1])}, got {shape}"
+        )
     _check_device("edge_softmax", "scores", scores, indptr)
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
         columns = columns[perm]
     out = _EdgeSoftmax.apply(indptr, columns)
     if perm is not None:
-        out = out[torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(),
-                                                                         device=perm.device))]
+        out = out[
+            torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=perm.device))
+        ]
     return out.squeeze(1) if scores.dim() == 1 else out
 
 
@@ -311,14 +346,23 @@ def _edge_endpoints(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor]:
     if isinstance(structure, Block):
         return structure.src, structure.dst
     if not isinstance(structure, CSCGraph):
-        raise TypeError(f"gat_scores: expected a CSCGraph or a Block, got {type(structure).__name__}")
-    dst = torch.repeat_interleave(torch.arange(structure.num_nodes, device=structure.device),
-                                  structure.in_degrees(), output_size=structure.num_edges)
+        raise TypeError(
+            f"gat_scores: expected a CSCGraph or a Block, got {type(structure).__name__}"
+        )
+    dst = torch.repeat_interleave(
+        torch.arange(structure.num_nodes, device=structure.device),
+        structure.in_degrees(),
+        output_size=structure.num_edges,
+    )
     return structure.indices, dst
 
 
-def gat_scores(structure: Union[CSCGraph, Block], alpha_src: Tensor, alpha_dst: Tensor,
-               negative_slope: float = 0.2) -> Tensor:
+def gat_scores(
+    structure: Union[CSCGraph, Block],
+    alpha_src: Tensor,
+    alpha_dst: Tensor,
+    negative_slope: float = 0.2,
+) -> Tensor:
     """GAT attention logits ``leaky_relu(alpha_src[src(e)] + alpha_dst[dst(e)])`` per edge.
 
     ``alpha_src [num_src, H]`` and ``alpha_dst [num_dst, H]`` are the projections of the source
@@ -328,7 +372,10 @@ def gat_scores(structure: Union[CSCGraph, Block], alpha_src: Tensor, alpha_dst: 
     """
     src, dst = _edge_endpoints(structure)
     if alpha_src.dim() != 2 or alpha_dst.dim() != 2 or alpha_src.shape[1] != alpha_dst.shape[1]:
-        raise ValueError(f"gat_scores: alpha_src and alpha_dst must be [N, H] with the same H, "
-                         f"got {tuple(alpha_src.shape)} and {tuple(alpha_dst.shape)}")
-    return F.leaky_relu(alpha_src.index_select(0, src) + alpha_dst.index_select(0, dst),
-                        negative_slope)
+        raise ValueError(
+            f"gat_scores: alpha_src and alpha_dst must be [N, H] with the same H, "
+            f"got {tuple(alpha_src.shape)} and {tuple(alpha_dst.shape)}"
+        )
+    return F.leaky_relu(
+        alpha_src.index_select(0, src) + alpha_dst.index_select(0, dst), negative_slope
+    )

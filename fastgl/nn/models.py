@@ -27,9 +27,14 @@ Graph = Union[Tensor, CSCGraph, Sequence[Block]]
 __all__ = ["GAT", "GCN", "GIN", "GraphSAGE"]
 
 _ACTIVATIONS = {
-    "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "leaky_relu": torch.nn.LeakyReLU,
-    "gelu": torch.nn.GELU, "tanh": torch.nn.Tanh, "sigmoid": torch.nn.Sigmoid,
-    "silu": torch.nn.SiLU, "prelu": torch.nn.PReLU,
+    "relu": torch.nn.ReLU,
+    "elu": torch.nn.ELU,
+    "leaky_relu": torch.nn.LeakyReLU,
+    "gelu": torch.nn.GELU,
+    "tanh": torch.nn.Tanh,
+    "sigmoid": torch.nn.Sigmoid,
+    "silu": torch.nn.SiLU,
+    "prelu": torch.nn.PReLU,
 }
 
 
@@ -41,8 +46,10 @@ def _activation(act: Union[str, Callable, type, None]) -> Optional[Callable]:
         return act()
     if isinstance(act, str) and act.lower() in _ACTIVATIONS:
         return _ACTIVATIONS[act.lower()]()
-    raise ValueError(f"unknown activation {act!r}; use one of {sorted(_ACTIVATIONS)}, a module "
-                     f"class or a callable")
+    raise ValueError(
+        f"unknown activation {act!r}; use one of {sorted(_ACTIVATIONS)}, a module "
+        f"class or a callable"
+    )
 
 
 class BasicGNN(torch.nn.Module):
@@ -61,9 +68,16 @@ class BasicGNN(torch.nn.Module):
 
     supports_edge_weight = False
 
-    def __init__(self, in_channels: int, hidden_channels: int, num_layers: int,
-                 out_channels: Optional[int] = None, dropout: float = 0.0,
-                 act: Union[str, Callable, type, None] = "relu", **kwargs) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int,
+        num_layers: int,
+        out_channels: Optional[int] = None,
+        dropout: float = 0.0,
+        act: Union[str, Callable, type, None] = "relu",
+        **kwargs,
+    ) -> None:
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"{type(self).__name__}: num_layers must be >= 1, got {num_layers}")
@@ -79,20 +93,27 @@ class BasicGNN(torch.nn.Module):
             self.convs.append(self.init_conv(channels, hidden_channels, last=False, **kwargs))
             channels = hidden_channels
         # As PyG: a given out_channels makes the last layer the output layer.
-        self.convs.append(self.init_conv(channels, self.out_channels,
-                                         last=out_channels is not None, **kwargs))
+        self.convs.append(
+            self.init_conv(channels, self.out_channels, last=out_channels is not None, **kwargs)
+        )
 
-    def init_conv(self, in_channels: int, out_channels: int, last: bool,
-                  **kwargs) -> torch.nn.Module:
+    def init_conv(
+        self, in_channels: int, out_channels: int, last: bool, **kwargs
+    ) -> torch.nn.Module:
         raise NotImplementedError
 
     def reset_parameters(self) -> None:
         for conv in self.convs:
             conv.reset_parameters()
 
-    def forward(self, x: Tensor, graph: Graph,
-                edge_weight: Union[Tensor, Sequence[Optional[Tensor]], None] = None, *,
-                approx: Optional[ESSpMM] = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        graph: Graph,
+        edge_weight: Union[Tensor, Sequence[Optional[Tensor]], None] = None,
+        *,
+        approx: Optional[ESSpMM] = None,
+    ) -> Tensor:
         """``x`` ``[num_nodes, in_channels]``; ``graph`` a list of ``num_layers`` Blocks (input
         layer first; ``x`` has ``blocks[0].num_src_nodes`` rows, the result
         ``blocks[-1].num_dst_nodes``), or a full graph (``edge_index`` or CSCGraph) for every
@@ -104,23 +125,29 @@ class BasicGNN(torch.nn.Module):
             raise ValueError(f"{name}: this model takes no edge_weight")
         if isinstance(graph, (list, tuple)):
             if len(graph) != self.num_layers or not all(isinstance(b, Block) for b in graph):
-                raise ValueError(f"{name}: expected a list of {self.num_layers} Blocks (one per "
-                                 f"layer), got {len(graph)} items of types "
-                                 f"{sorted({type(b).__name__ for b in graph})}")
+                raise ValueError(
+                    f"{name}: expected a list of {self.num_layers} Blocks (one per "
+                    f"layer), got {len(graph)} items of types "
+                    f"{sorted({type(b).__name__ for b in graph})}"
+                )
             layer_graphs: List = list(graph)
             if edge_weight is None:
                 weights: List[Optional[Tensor]] = [None] * self.num_layers
             elif isinstance(edge_weight, (list, tuple)) and len(edge_weight) == self.num_layers:
                 weights = list(edge_weight)
             else:
-                raise ValueError(f"{name}: with blocks, edge_weight must be a list of "
-                                 f"{self.num_layers} tensors (or None), one per block")
+                raise ValueError(
+                    f"{name}: with blocks, edge_weight must be a list of "
+                    f"{self.num_layers} tensors (or None), one per block"
+                )
         else:
             if isinstance(graph, Tensor):
                 graph = _full_graph(name, graph, x)
             elif not isinstance(graph, CSCGraph):
-                raise TypeError(f"{name}: graph must be a list of Blocks, an edge_index tensor or "
-                                f"a CSCGraph, got {type(graph).__name__}")
+                raise TypeError(
+                    f"{name}: graph must be a list of Blocks, an edge_index tensor or "
+                    f"a CSCGraph, got {type(graph).__name__}"
+                )
             layer_graphs = [graph] * self.num_layers
             weights = [edge_weight] * self.num_layers
         for i, (conv, layer_graph) in enumerate(zip(self.convs, layer_graphs)):
@@ -135,19 +162,23 @@ class BasicGNN(torch.nn.Module):
         return x
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
-                f"num_layers={self.num_layers})")
+        return (
+            f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
+            f"num_layers={self.num_layers})"
+        )
 
 
 def _full_graph(name: str, edge_index: Tensor, x: Tensor) -> CSCGraph:
     """One CSCGraph of ``edge_index`` for all layers (built once, not once per layer)."""
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"{name}: edge_index must have shape [2, E], got "
-                         f"{tuple(edge_index.shape)}")
+        raise ValueError(
+            f"{name}: edge_index must have shape [2, E], got {tuple(edge_index.shape)}"
+        )
     num_nodes = x.shape[0]
     if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError(f"{name}: edge_index has ids outside [0, {num_nodes}) (x has "
-                         f"{num_nodes} rows)")
+        raise ValueError(
+            f"{name}: edge_index has ids outside [0, {num_nodes}) (x has {num_nodes} rows)"
+        )
     return CSCGraph.from_edge_index(edge_index, num_nodes)
 
 
@@ -176,8 +207,7 @@ class _MLP(torch.nn.Module):
     def __init__(self, channels: Sequence[int], act: Optional[Callable]) -> None:
         super().__init__()
         self.act = act
-        self.lins = torch.nn.ModuleList(
-            _Linear(a, b) for a, b in zip(channels[:-1], channels[1:]))
+        self.lins = torch.nn.ModuleList(_Linear(a, b) for a, b in zip(channels[:-1], channels[1:]))
 
     def reset_parameters(self) -> None:
         for lin in self.lins:
@@ -214,10 +244,13 @@ class GAT(BasicGNN):
         heads = kwargs.pop("heads", 1)
         concat = kwargs.pop("concat", True) and not last
         if concat and out_channels % heads != 0:
-            raise ValueError(f"GAT: the output channels of a concatenating GATConv "
-                             f"({out_channels}) must be divisible by the number of heads "
-                             f"({heads})")
+            raise ValueError(
+                f"GAT: the output channels of a concatenating GATConv "
+                f"({out_channels}) must be divisible by the number of heads "
+                f"({heads})"
+            )
         if concat:
             out_channels //= heads
-        return GATConv(in_channels, out_channels, heads=heads, concat=concat,
-                       dropout=self.dropout.p, **kwargs)
+        return GATConv(
+            in_channels, out_channels, heads=heads, concat=concat, dropout=self.dropout.p, **kwargs
+        )

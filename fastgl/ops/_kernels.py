@@ -51,8 +51,9 @@ def sample_neighbors(
     Example:
         >>> ptr, nbr, pos = sample_neighbors(g.indptr, g.indices, seeds, 10, seed=1)
     """
-    return torch.ops.fastgl.sample_neighbors(indptr, indices, weight, transits, fanout, replace,
-                                             seed)
+    return torch.ops.fastgl.sample_neighbors(
+        indptr, indices, weight, transits, fanout, replace, seed
+    )
 
 
 class HopsSample(NamedTuple):
@@ -104,9 +105,21 @@ def sample_hops(
         >>> out = sample_hops(g.indptr, g.indices, seeds, torch.tensor([0, len(seeds)]), [10, 5])
         >>> out.nodes[: out.node_counts[0, 0]]     # the distinct seeds
     """
-    return HopsSample(*torch.ops.fastgl.sample_hops(indptr, indices, weight, eid, seeds, seed_ptr,
-                                                    list(fanouts), replace, layerwise, disjoint,
-                                                    seed))
+    return HopsSample(
+        *torch.ops.fastgl.sample_hops(
+            indptr,
+            indices,
+            weight,
+            eid,
+            seeds,
+            seed_ptr,
+            list(fanouts),
+            replace,
+            layerwise,
+            disjoint,
+            seed,
+        )
+    )
 
 
 def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
@@ -165,8 +178,13 @@ def overlap_counts(nodes: Tensor, offsets: Tensor) -> Tensor:
     return torch.ops.fastgl.overlap_counts(nodes, offsets)
 
 
-def gather_rows(x: Tensor, index: Optional[Tensor] = None, *, out: Optional[Tensor] = None,
-                out_index: Optional[Tensor] = None) -> Tensor:
+def gather_rows(
+    x: Tensor,
+    index: Optional[Tensor] = None,
+    *,
+    out: Optional[Tensor] = None,
+    out_index: Optional[Tensor] = None,
+) -> Tensor:
     """``out[out_index[i]] = x[index[i]]`` for every ``i``: whole rows, any dtype, parallel.
 
     A missing ``index`` (``out_index``) means rows ``0, 1, 2, ...`` of ``x`` (``out``). Without
@@ -198,8 +216,15 @@ def spmm(indptr: Tensor, indices: Tensor, x: Tensor, weight: Optional[Tensor] = 
     return torch.ops.fastgl.spmm(indptr, indices, weight, x)
 
 
-def es_spmm_rows(indptr: Tensor, indices: Tensor, x: Tensor, width: int, strategy: str,
-                 weight: Optional[Tensor] = None, reduce: str = "sum") -> Tensor:
+def es_spmm_rows(
+    indptr: Tensor,
+    indices: Tensor,
+    x: Tensor,
+    width: int,
+    strategy: str,
+    weight: Optional[Tensor] = None,
+    reduce: str = "sum",
+) -> Tensor:
     """:func:`spmm` (``reduce="sum"``) or its max over at most ``width`` edges of each row
     (ES-SpMM's cache-first sampling).
 
@@ -258,35 +283,53 @@ def _sddmm_fake(indptr, indices, a, b):
 @register_fake("fastgl::_transit_schedule")
 def _transit_schedule_fake(transits, min_block_pairs, chunk_size):
     num_segments, num_thread_tier, num_items = (new_dynamic_size() for _ in range(3))
-    return (transits.new_empty(transits.shape[0]), transits.new_empty(num_segments),
-            transits.new_empty(num_segments + 1), transits.new_empty(num_thread_tier),
-            transits.new_empty(num_items), transits.new_empty(num_items))
+    return (
+        transits.new_empty(transits.shape[0]),
+        transits.new_empty(num_segments),
+        transits.new_empty(num_segments + 1),
+        transits.new_empty(num_thread_tier),
+        transits.new_empty(num_items),
+        transits.new_empty(num_items),
+    )
 
 
 @register_fake("fastgl::csc_from_coo")
 def _csc_from_coo_fake(src, dst, num_nodes):
-    return (src.new_empty(num_nodes + 1, dtype=torch.int64), torch.empty_like(src),
-            src.new_empty(src.shape[0], dtype=torch.int64))
+    return (
+        src.new_empty(num_nodes + 1, dtype=torch.int64),
+        torch.empty_like(src),
+        src.new_empty(src.shape[0], dtype=torch.int64),
+    )
 
 
 @register_fake("fastgl::sample_neighbors")
 def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, seed):
     total = new_dynamic_size()
-    return (transits.new_empty(transits.shape[0] + 1), transits.new_empty(total),
-            transits.new_empty(total))
+    return (
+        transits.new_empty(transits.shape[0] + 1),
+        transits.new_empty(total),
+        transits.new_empty(total),
+    )
 
 
 @register_fake("fastgl::sample_hops")
-def _sample_hops_fake(indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace, layerwise,
-                      disjoint, seed):
+def _sample_hops_fake(
+    indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace, layerwise, disjoint, seed
+):
     num_batches, num_hops = seed_ptr.shape[0] - 1, len(fanouts)
     num_nodes, num_edges = new_dynamic_size(), new_dynamic_size()
     nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
     edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
     tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
-    return (nodes, seeds.new_empty(num_batches, num_hops + 1, dtype=torch.int64), *edges,
-            seeds.new_empty(num_batches, num_hops, dtype=torch.int64),
-            seeds.new_empty(seeds.shape[0], dtype=torch.int64), torch.empty_like(nodes), tree)
+    return (
+        nodes,
+        seeds.new_empty(num_batches, num_hops + 1, dtype=torch.int64),
+        *edges,
+        seeds.new_empty(num_batches, num_hops, dtype=torch.int64),
+        seeds.new_empty(seeds.shape[0], dtype=torch.int64),
+        torch.empty_like(nodes),
+        tree,
+    )
 
 
 @register_fake("fastgl::match")
@@ -308,5 +351,7 @@ def _gather_rows_fake(x, index, out, out_index):
 @register_fake("fastgl::id_map")
 def _id_map_fake(prefix, ids):
     num_unique = new_dynamic_size()
-    return (ids.new_empty(num_unique, dtype=torch.int64),
-            ids.new_empty(ids.shape[0], dtype=torch.int64))
+    return (
+        ids.new_empty(num_unique, dtype=torch.int64),
+        ids.new_empty(ids.shape[0], dtype=torch.int64),
+    )

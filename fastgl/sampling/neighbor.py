@@ -32,8 +32,14 @@ class NeighborSampler:
         >>> subs = sampler.sample_batches([batch_a, batch_b])   # one compiled call for both
     """
 
-    def __init__(self, graph: CSCGraph, fanouts: Sequence[int], replace: bool = False,
-                 weighted: bool = False, disjoint: bool = False) -> None:
+    def __init__(
+        self,
+        graph: CSCGraph,
+        fanouts: Sequence[int],
+        replace: bool = False,
+        weighted: bool = False,
+        disjoint: bool = False,
+    ) -> None:
         fanouts = [int(f) for f in fanouts]
         bad = [f for f in fanouts if f < -1]
         if bad:
@@ -50,9 +56,12 @@ class NeighborSampler:
         """Samples one mini-batch around ``seeds`` (1-D int tensor of node ids)."""
         return self.sample_batches([seeds], generator)[0]
 
-    def sample_batches(self, seed_batches: Sequence[Tensor],
-                       generator: Optional[torch.Generator] = None,
-                       timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
+    def sample_batches(
+        self,
+        seed_batches: Sequence[Tensor],
+        generator: Optional[torch.Generator] = None,
+        timings: Optional[List[dict]] = None,
+    ) -> List[SampledSubgraph]:
         """Samples one subgraph per seed tensor, all batches in one compiled call.
 
         Nodes are deduplicated within each batch, never across batches; each result has the
@@ -78,23 +87,35 @@ class NeighborSampler:
         if not isinstance(seeds, Tensor):
             raise TypeError(f"neighbor_sample: seeds must be a tensor, got {type(seeds).__name__}")
         if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
-            raise ValueError(f"neighbor_sample: seeds must be a 1-D int32/int64 tensor, got "
-                             f"{seeds.dtype} of shape {tuple(seeds.shape)}")
+            raise ValueError(
+                f"neighbor_sample: seeds must be a 1-D int32/int64 tensor, got "
+                f"{seeds.dtype} of shape {tuple(seeds.shape)}"
+            )
         if seeds.device != self.graph.device:
-            raise ValueError(f"neighbor_sample: seeds are on {seeds.device} but the graph is on "
-                             f"{self.graph.device}; move them with seeds.to(graph.device)")
+            raise ValueError(
+                f"neighbor_sample: seeds are on {seeds.device} but the graph is on "
+                f"{self.graph.device}; move them with seeds.to(graph.device)"
+            )
         if seeds.numel():
             low, high = int(seeds.min()), int(seeds.max())
             if low < 0 or high >= self.graph.num_nodes:
                 bad = low if low < 0 else high
-                raise ValueError(f"neighbor_sample: seed id {bad} out of range for a graph of "
-                                 f"{self.graph.num_nodes} nodes")
+                raise ValueError(
+                    f"neighbor_sample: seed id {bad} out of range for a graph of "
+                    f"{self.graph.num_nodes} nodes"
+                )
         return seeds.to(torch.int64)
 
 
-def neighbor_sample(graph: CSCGraph, seeds: Tensor, fanouts: Sequence[int], replace: bool = False,
-                    weighted: bool = False, generator: Optional[torch.Generator] = None,
-                    disjoint: bool = False) -> SampledSubgraph:
+def neighbor_sample(
+    graph: CSCGraph,
+    seeds: Tensor,
+    fanouts: Sequence[int],
+    replace: bool = False,
+    weighted: bool = False,
+    generator: Optional[torch.Generator] = None,
+    disjoint: bool = False,
+) -> SampledSubgraph:
     """Samples a multi-hop neighborhood of ``seeds``; see :class:`NeighborSampler`.
 
     Example:
@@ -108,37 +129,63 @@ def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
     """One 62-bit Philox key from the generator of the graph's device (default: torch's); the
     compiled ops derive a key per hop from it."""
     if generator is not None and torch.device(generator.device).type != device.type:
-        raise ValueError(f"neighbor_sample: the generator is on {generator.device} but the "
-                         f"graph is on {device}")
+        raise ValueError(
+            f"neighbor_sample: the generator is on {generator.device} but the graph is on {device}"
+        )
     return int(torch.randint(0, 1 << 62, (1,), generator=generator, device=device))
 
 
-def _sample_batches(sampler: NeighborSampler, seed_batches: List[Tensor], key: int,
-                    timings: Optional[List[dict]] = None) -> List[SampledSubgraph]:
+def _sample_batches(
+    sampler: NeighborSampler,
+    seed_batches: List[Tensor],
+    key: int,
+    timings: Optional[List[dict]] = None,
+) -> List[SampledSubgraph]:
     """One compiled call samples every hop of every batch (fastgl::sample_hops), then the flat
     outputs are cut into one subgraph per batch."""
     graph = sampler.graph
     sizes = [s.numel() for s in seed_batches]
     seed_ptr = torch.tensor([0] + sizes, device=graph.device).cumsum(0)
     start = time.perf_counter()
-    out = sample_hops(graph.indptr, graph.indices, torch.cat(seed_batches), seed_ptr,
-                      sampler.fanouts, replace=sampler.replace,
-                      weight=graph.weight if sampler.weighted else None, eid=graph.eid,
-                      disjoint=sampler.disjoint, seed=key)
+    out = sample_hops(
+        graph.indptr,
+        graph.indices,
+        torch.cat(seed_batches),
+        seed_ptr,
+        sampler.fanouts,
+        replace=sampler.replace,
+        weight=graph.weight if sampler.weighted else None,
+        eid=graph.eid,
+        disjoint=sampler.disjoint,
+        seed=key,
+    )
     node_counts, edge_counts = out.node_counts.tolist(), out.edge_counts.tolist()
     node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
     if timings is not None:  # drawing and Fused-Map relabeling are one pass: all of it is sampling
-        _share_out(timings, "sample_s", time.perf_counter() - start,
-                   [0] + list(itertools.accumulate(edge_sizes)))
+        _share_out(
+            timings,
+            "sample_s",
+            time.perf_counter() - start,
+            [0] + list(itertools.accumulate(edge_sizes)),
+        )
     per_node = [t.split(node_sizes) for t in (out.nodes, out.in_degrees)]
     per_edge = [t.split(edge_sizes) for t in (out.row, out.col, out.edge_ids)]
     per_seed = out.seed_local.split(sizes)
     per_tree = out.tree.split(node_sizes) if sampler.disjoint else [None] * len(sizes)
-    return [SampledSubgraph(nodes=per_node[0][b], row=per_edge[0][b], col=per_edge[1][b],
-                            eid=per_edge[2][b], num_sampled_nodes=node_counts[b],
-                            num_sampled_edges=edge_counts[b], seed_index=per_seed[b],
-                            in_degrees=per_node[1][b], batch=per_tree[b])
-            for b in range(len(sizes))]
+    return [
+        SampledSubgraph(
+            nodes=per_node[0][b],
+            row=per_edge[0][b],
+            col=per_edge[1][b],
+            eid=per_edge[2][b],
+            num_sampled_nodes=node_counts[b],
+            num_sampled_edges=edge_counts[b],
+            seed_index=per_seed[b],
+            in_degrees=per_node[1][b],
+            batch=per_tree[b],
+        )
+        for b in range(len(sizes))
+    ]
 
 
 def _share_out(timings: List[dict], key: str, seconds: float, bounds: List[int]) -> None:

@@ -1,4 +1,5 @@
-"""What a sampler returns: a PyG-layout sampled subgraph, and its DGL-style blocks (:class:`fastgl.Block`)."""
+"""What a sampler returns: a PyG-layout sampled subgraph, and its DGL-style blocks
+(:class:`fastgl.Block`)."""
 
 from dataclasses import dataclass
 from typing import List, Optional
@@ -65,12 +66,18 @@ class SampledSubgraph:
         for layer in range(num_layers):
             hops = num_layers - layer  # edges of hops 1..hops
             num_edges, num_src = edge_ends[hops], node_ends[hops]
-            blocks.append(Block(
-                src=self.row[:num_edges], dst=self.col[:num_edges], eid=self.eid[:num_edges],
-                src_nodes=self.nodes[:num_src], num_src_nodes=num_src,
-                num_dst_nodes=node_ends[hops - 1],
-                src_in_degrees=None if self.in_degrees is None else self.in_degrees[:num_src],
-                indptr=None if indptr is None else indptr[: node_ends[hops - 1] + 1]))
+            blocks.append(
+                Block(
+                    src=self.row[:num_edges],
+                    dst=self.col[:num_edges],
+                    eid=self.eid[:num_edges],
+                    src_nodes=self.nodes[:num_src],
+                    num_src_nodes=num_src,
+                    num_dst_nodes=node_ends[hops - 1],
+                    src_in_degrees=None if self.in_degrees is None else self.in_degrees[:num_src],
+                    indptr=None if indptr is None else indptr[: node_ends[hops - 1] + 1],
+                )
+            )
         return blocks
 
     def _target_offsets(self, node_ends: List[int], edge_ends: List[int]) -> Optional[Tensor]:

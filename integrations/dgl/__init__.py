@@ -17,5 +17,11 @@ Example:
 from .conv import GATConv, GINConv, GraphConv, SAGEConv
 from .sampler import MultiLayerFullNeighborSampler, NeighborSampler
 
-__all__ = ["GATConv", "GINConv", "GraphConv", "MultiLayerFullNeighborSampler", "NeighborSampler",
-           "SAGEConv"]
+__all__ = [
+    "GATConv",
+    "GINConv",
+    "GraphConv",
+    "MultiLayerFullNeighborSampler",
+    "NeighborSampler",
+    "SAGEConv",
+]

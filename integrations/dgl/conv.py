@@ -98,11 +98,14 @@ def _structure_of(layer: str, graph) -> _Structure:
     """The :class:`_Structure` of a ``dgl.DGLGraph`` or DGL block (nothing is cached: DGL keeps
     the CSC it builds on the graph itself, so a second layer on the same graph reuses it)."""
     if not isinstance(graph, dgl.DGLGraph):
-        raise TypeError(f"{layer}: graph must be a dgl.DGLGraph or a DGL block, got "
-                        f"{type(graph).__name__}")
+        raise TypeError(
+            f"{layer}: graph must be a dgl.DGLGraph or a DGL block, got {type(graph).__name__}"
+        )
     if len(graph.canonical_etypes) != 1:
-        raise ValueError(f"{layer}: graph must have a single edge type, got "
-                         f"{graph.canonical_etypes}; wrap the layer in dgl.nn.HeteroGraphConv")
+        raise ValueError(
+            f"{layer}: graph must have a single edge type, got "
+            f"{graph.canonical_etypes}; wrap the layer in dgl.nn.HeteroGraphConv"
+        )
     num_src, num_dst = graph.num_src_nodes(), graph.num_dst_nodes()
     formats = graph.formats()
     if "csc" in formats["created"] + formats["not created"]:
@@ -113,11 +116,18 @@ def _structure_of(layer: str, graph) -> _Structure:
         indptr = indptr[: num_dst + 1]
     indptr, indices, eid = indptr.long(), indices.long(), eid.long()
     in_degrees = indptr[1:] - indptr[:-1]
-    dst = torch.repeat_interleave(torch.arange(num_dst, device=indptr.device), in_degrees,
-                                  output_size=indices.numel())
-    block = Block(src=indices, dst=dst, eid=eid,
-                  src_nodes=torch.arange(num_src, device=indptr.device),
-                  num_src_nodes=num_src, num_dst_nodes=num_dst, indptr=indptr)
+    dst = torch.repeat_interleave(
+        torch.arange(num_dst, device=indptr.device), in_degrees, output_size=indices.numel()
+    )
+    block = Block(
+        src=indices,
+        dst=dst,
+        eid=eid,
+        src_nodes=torch.arange(num_src, device=indptr.device),
+        num_src_nodes=num_src,
+        num_dst_nodes=num_dst,
+        indptr=indptr,
+    )
     return _Structure(block, eid, in_degrees, bool(graph.is_block))
 
 
@@ -131,24 +141,30 @@ def _check_zero_in_degree(layer: str, st: _Structure) -> None:
         raise DGLConvError(
             f"{layer}: there are 0-in-degree nodes in the graph; their output would be invalid, "
             f"which silently harms many applications. Add self-loops (g = dgl.add_self_loop(g)) "
-            f"or create the layer with allow_zero_in_degree=True to suppress this check.")
+            f"or create the layer with allow_zero_in_degree=True to suppress this check."
+        )
 
 
 def _check_feature(layer: str, name: str, t, rows: int, st: _Structure) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{layer}: {name} must be a tensor, got {type(t).__name__}")
     if t.dim() < 2 or not t.is_floating_point():
-        raise ValueError(f"{layer}: {name} must be a floating-point tensor [num_nodes, *, "
-                         f"features], got {t.dtype} of shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{layer}: {name} must be a floating-point tensor [num_nodes, *, "
+            f"features], got {t.dtype} of shape {tuple(t.shape)}"
+        )
     if t.shape[0] != rows:
-        raise ValueError(f"{layer}: {name} has {t.shape[0]} rows but the graph has {rows} "
-                         f"{'source' if name != 'feat_dst' else 'destination'} nodes")
+        raise ValueError(
+            f"{layer}: {name} has {t.shape[0]} rows but the graph has {rows} "
+            f"{'source' if name != 'feat_dst' else 'destination'} nodes"
+        )
     if t.device != st.device:
         raise ValueError(f"{layer}: {name} is on {t.device} but the graph is on {st.device}")
 
 
-def _features(layer: str, feat: Features, st: _Structure,
-              transform: Callable[[Tensor], Tensor] = lambda t: t) -> Tuple[Tensor, Tensor]:
+def _features(
+    layer: str, feat: Features, st: _Structure, transform: Callable[[Tensor], Tensor] = lambda t: t
+) -> Tuple[Tensor, Tensor]:
     """``(feat_src, feat_dst)`` as DGL pairs them, after ``transform`` (e.g. dropout).
 
     A pair is used as given (``transform`` applied to each side); a single tensor is the source
@@ -156,15 +172,19 @@ def _features(layer: str, feat: Features, st: _Structure,
     """
     if isinstance(feat, tuple):
         if len(feat) != 2:
-            raise ValueError(f"{layer}: feat must be a tensor or a pair (feat_src, feat_dst), "
-                             f"got a tuple of {len(feat)}")
+            raise ValueError(
+                f"{layer}: feat must be a tensor or a pair (feat_src, feat_dst), "
+                f"got a tuple of {len(feat)}"
+            )
         _check_feature(layer, "feat_src", feat[0], st.num_src, st)
         _check_feature(layer, "feat_dst", feat[1], st.num_dst, st)
         return transform(feat[0]), transform(feat[1])
     _check_feature(layer, "feat", feat, st.num_src, st)
     if not st.is_block and st.num_src != st.num_dst:
-        raise ValueError(f"{layer}: the graph has {st.num_src} source and {st.num_dst} "
-                         f"destination nodes; pass feat as a pair (feat_src, feat_dst)")
+        raise ValueError(
+            f"{layer}: the graph has {st.num_src} source and {st.num_dst} "
+            f"destination nodes; pass feat as a pair (feat_src, feat_dst)"
+        )
     h = transform(feat)
     return h, h[: st.num_dst]
 
@@ -172,12 +192,14 @@ def _features(layer: str, feat: Features, st: _Structure,
 def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
     # Caught here so the error names the layer, not a matmul deep inside nn.Linear.
     if t.shape[-1] != width:
-        raise ValueError(f"{layer}: {name} has {t.shape[-1]} features but the layer expects "
-                         f"{width}")
+        raise ValueError(
+            f"{layer}: {name} has {t.shape[-1]} features but the layer expects {width}"
+        )
 
 
-def _edge_weight(layer: str, edge_weight: Optional[Tensor], st: _Structure,
-                 dtype: torch.dtype) -> Optional[Tensor]:
+def _edge_weight(
+    layer: str, edge_weight: Optional[Tensor], st: _Structure, dtype: torch.dtype
+) -> Optional[Tensor]:
     """``[E]`` weights (``[E]`` or ``[E, 1]`` in DGL's edge-id order) in ``st.block``'s order."""
     if edge_weight is None:
         return None
@@ -186,20 +208,24 @@ def _edge_weight(layer: str, edge_weight: Optional[Tensor], st: _Structure,
     if edge_weight.dim() == 2 and edge_weight.shape[1] == 1:
         edge_weight = edge_weight.squeeze(1)
     if edge_weight.dim() != 1 or edge_weight.shape[0] != st.num_edges:
-        raise ValueError(f"{layer}: edge_weight must have shape [{st.num_edges}] (one scalar per "
-                         f"edge), got {tuple(edge_weight.shape)}")
+        raise ValueError(
+            f"{layer}: edge_weight must have shape [{st.num_edges}] (one scalar per "
+            f"edge), got {tuple(edge_weight.shape)}"
+        )
     if not edge_weight.is_floating_point():
         raise ValueError(f"{layer}: edge_weight must be floating point, got {edge_weight.dtype}")
     if edge_weight.device != st.device:
-        raise ValueError(f"{layer}: edge_weight is on {edge_weight.device} but the graph is on "
-                         f"{st.device}")
+        raise ValueError(
+            f"{layer}: edge_weight is on {edge_weight.device} but the graph is on {st.device}"
+        )
     return st.from_dgl_order(edge_weight.to(dtype))
 
 
-def _aggregate(st: _Structure, x: Tensor, edge_weight: Optional[Tensor] = None,
-               reduce: str = "sum") -> Tensor:
-    """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank -> ``[num_dst, *]``
-    (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
+def _aggregate(
+    st: _Structure, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum"
+) -> Tensor:
+    """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank ->
+    ``[num_dst, *]`` (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
     flat = x.reshape(x.shape[0], -1).contiguous()
     out = functional.aggregate(st.block, flat, edge_weight, reduce)
     return out.view(st.num_dst, *x.shape[1:])
@@ -246,20 +272,29 @@ class GraphConv(nn.Module):
         >>> out = conv(dgl.add_self_loop(g), torch.randn(g.num_nodes(), 16))  # [N, 8]
     """
 
-    def __init__(self, in_feats: int, out_feats: int, norm: str = "both", weight: bool = True,
-                 bias: bool = True, activation: Optional[Callable[[Tensor], Tensor]] = None,
-                 allow_zero_in_degree: bool = False) -> None:
+    def __init__(
+        self,
+        in_feats: int,
+        out_feats: int,
+        norm: str = "both",
+        weight: bool = True,
+        bias: bool = True,
+        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        allow_zero_in_degree: bool = False,
+    ) -> None:
         super().__init__()
         if norm not in ("none", "both", "right", "left"):
-            raise DGLConvError(f"GraphConv: norm must be 'none', 'both', 'right' or 'left', "
-                               f"got {norm!r}")
+            raise DGLConvError(
+                f"GraphConv: norm must be 'none', 'both', 'right' or 'left', got {norm!r}"
+            )
         self._in_feats = in_feats
         self._out_feats = out_feats
         self._norm = norm
         self._allow_zero_in_degree = allow_zero_in_degree
         self._activation = activation
         self.register_parameter(
-            "weight", nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None)
+            "weight", nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None
+        )
         self.register_parameter("bias", nn.Parameter(torch.empty(out_feats)) if bias else None)
         self.reset_parameters()
 
@@ -273,8 +308,13 @@ class GraphConv(nn.Module):
     def set_allow_zero_in_degree(self, set_value: bool) -> None:
         self._allow_zero_in_degree = set_value
 
-    def forward(self, graph, feat: Features, weight: Optional[Tensor] = None,
-                edge_weight: Optional[Tensor] = None) -> Tensor:
+    def forward(
+        self,
+        graph,
+        feat: Features,
+        weight: Optional[Tensor] = None,
+        edge_weight: Optional[Tensor] = None,
+    ) -> Tensor:
         st = _structure_of("GraphConv", graph)
         if not self._allow_zero_in_degree:
             _check_zero_in_degree("GraphConv", st)
@@ -300,13 +340,17 @@ class GraphConv(nn.Module):
     def _resolve_weight(self, weight: Optional[Tensor], feat_src: Tensor) -> Optional[Tensor]:
         """The weight to use: the module's, or the one given to ``forward`` (not both)."""
         if weight is not None and self.weight is not None:
-            raise DGLConvError("GraphConv: an external weight was given but the module has its "
-                               "own weight parameter; create it with weight=False")
+            raise DGLConvError(
+                "GraphConv: an external weight was given but the module has its "
+                "own weight parameter; create it with weight=False"
+            )
         weight = self.weight if weight is None else weight
         if weight is not None:
             if weight.dim() != 2:
-                raise ValueError(f"GraphConv: weight must be 2-D [in_feats, out_feats], got "
-                                 f"shape {tuple(weight.shape)}")
+                raise ValueError(
+                    f"GraphConv: weight must be 2-D [in_feats, out_feats], got "
+                    f"shape {tuple(weight.shape)}"
+                )
             _check_width("GraphConv", "feat", feat_src, weight.shape[0])
         return weight
 
@@ -316,8 +360,10 @@ class GraphConv(nn.Module):
         return degrees.pow(-0.5) if self._norm == "both" else 1.0 / degrees
 
     def extra_repr(self) -> str:
-        return (f"in={self._in_feats}, out={self._out_feats}, normalization={self._norm}, "
-                f"activation={self._activation}")
+        return (
+            f"in={self._in_feats}, out={self._out_feats}, normalization={self._norm}, "
+            f"activation={self._activation}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,18 +396,28 @@ class SAGEConv(nn.Module):
         >>> out = conv(block, x[block.srcdata[dgl.NID]])  # [block.num_dst_nodes(), 8]
     """
 
-    def __init__(self, in_feats: InFeats, out_feats: int, aggregator_type: str,
-                 feat_drop: float = 0.0, bias: bool = True,
-                 norm: Optional[Callable[[Tensor], Tensor]] = None,
-                 activation: Optional[Callable[[Tensor], Tensor]] = None) -> None:
+    def __init__(
+        self,
+        in_feats: InFeats,
+        out_feats: int,
+        aggregator_type: str,
+        feat_drop: float = 0.0,
+        bias: bool = True,
+        norm: Optional[Callable[[Tensor], Tensor]] = None,
+        activation: Optional[Callable[[Tensor], Tensor]] = None,
+    ) -> None:
         super().__init__()
         if aggregator_type == "lstm":
-            raise NotImplementedError("SAGEConv: aggregator_type='lstm' is not supported by "
-                                      "fastgl's SAGEConv (an LSTM over neighbors is no sparse "
-                                      "aggregation); use dgl.nn.SAGEConv for it")
+            raise NotImplementedError(
+                "SAGEConv: aggregator_type='lstm' is not supported by "
+                "fastgl's SAGEConv (an LSTM over neighbors is no sparse "
+                "aggregation); use dgl.nn.SAGEConv for it"
+            )
         if aggregator_type not in ("mean", "gcn", "pool"):
-            raise DGLConvError(f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool', got "
-                               f"{aggregator_type!r}")
+            raise DGLConvError(
+                f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool', got "
+                f"{aggregator_type!r}"
+            )
         self._in_src_feats, self._in_dst_feats = _pair(in_feats)
         self._out_feats = out_feats
         self._aggre_type = aggregator_type
@@ -391,8 +447,12 @@ class SAGEConv(nn.Module):
     def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
         st = _structure_of("SAGEConv", graph)
         feat_src, feat_dst = _features("SAGEConv", feat, st, self.feat_drop)
-        _check_width("SAGEConv", "feat_src" if isinstance(feat, tuple) else "feat", feat_src,
-                     self._in_src_feats)
+        _check_width(
+            "SAGEConv",
+            "feat_src" if isinstance(feat, tuple) else "feat",
+            feat_src,
+            self._in_src_feats,
+        )
         if self._aggre_type != "gcn":  # 'gcn' checks that both sides have the same shape
             _check_width("SAGEConv", "feat_dst", feat_dst, self._in_dst_feats)
         edge_weight = _edge_weight("SAGEConv", edge_weight, st, feat_src.dtype)
@@ -404,8 +464,9 @@ class SAGEConv(nn.Module):
             if self._aggre_type == "mean":
                 h_neigh = self._mean(st, feat_src, edge_weight)
             else:
-                h_neigh = self.fc_neigh(_aggregate(st, F.relu(self.fc_pool(feat_src)),
-                                                   edge_weight, "max"))
+                h_neigh = self.fc_neigh(
+                    _aggregate(st, F.relu(self.fc_pool(feat_src)), edge_weight, "max")
+                )
             rst = self.fc_self(feat_dst) + h_neigh
         if self.activation is not None:
             rst = self.activation(rst)
@@ -420,13 +481,21 @@ class SAGEConv(nn.Module):
             return _aggregate(st, self.fc_neigh(feat_src), edge_weight, "mean")
         return self.fc_neigh(_aggregate(st, feat_src, edge_weight, "mean"))
 
-    def _gcn(self, st: _Structure, feat_src: Tensor, feat_dst: Tensor,
-             edge_weight: Optional[Tensor], paired: bool) -> Tensor:
+    def _gcn(
+        self,
+        st: _Structure,
+        feat_src: Tensor,
+        feat_dst: Tensor,
+        edge_weight: Optional[Tensor],
+        paired: bool,
+    ) -> Tensor:
         """``(sum of weighted neighbors + self) / (in_degree + 1)``, through ``fc_neigh``."""
         if feat_src.shape[1:] != feat_dst.shape[1:]:
-            raise DGLConvError(f"SAGEConv: aggregator_type='gcn' needs source and destination "
-                               f"features of the same shape, got {tuple(feat_src.shape[1:])} and "
-                               f"{tuple(feat_dst.shape[1:])}")
+            raise DGLConvError(
+                f"SAGEConv: aggregator_type='gcn' needs source and destination "
+                f"features of the same shape, got {tuple(feat_src.shape[1:])} and "
+                f"{tuple(feat_dst.shape[1:])}"
+            )
         project = self._project_first()
         h_src = self.fc_neigh(feat_src) if project else feat_src
         if paired:
@@ -438,8 +507,10 @@ class SAGEConv(nn.Module):
         return h_neigh if project else self.fc_neigh(h_neigh)
 
     def extra_repr(self) -> str:
-        return (f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
-                f"aggregator_type={self._aggre_type}")
+        return (
+            f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
+            f"aggregator_type={self._aggre_type}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,13 +540,19 @@ class GINConv(nn.Module):
         >>> out = conv(g, torch.randn(g.num_nodes(), 16))  # [N, 8]
     """
 
-    def __init__(self, apply_func: Optional[Callable[[Tensor], Tensor]] = None,
-                 aggregator_type: str = "sum", init_eps: float = 0, learn_eps: bool = False,
-                 activation: Optional[Callable[[Tensor], Tensor]] = None) -> None:
+    def __init__(
+        self,
+        apply_func: Optional[Callable[[Tensor], Tensor]] = None,
+        aggregator_type: str = "sum",
+        init_eps: float = 0,
+        learn_eps: bool = False,
+        activation: Optional[Callable[[Tensor], Tensor]] = None,
+    ) -> None:
         super().__init__()
         if aggregator_type not in ("sum", "max", "mean"):
-            raise DGLConvError(f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got "
-                               f"{aggregator_type!r}")
+            raise DGLConvError(
+                f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got {aggregator_type!r}"
+            )
         self.apply_func = apply_func
         self._aggregator_type = aggregator_type
         self.activation = activation
@@ -489,8 +566,10 @@ class GINConv(nn.Module):
         st = _structure_of("GINConv", graph)
         feat_src, feat_dst = _features("GINConv", feat, st)
         if feat_src.shape[1:] != feat_dst.shape[1:]:
-            raise ValueError(f"GINConv: feat_src and feat_dst must have the same feature shape, "
-                             f"got {tuple(feat_src.shape[1:])} and {tuple(feat_dst.shape[1:])}")
+            raise ValueError(
+                f"GINConv: feat_src and feat_dst must have the same feature shape, "
+                f"got {tuple(feat_src.shape[1:])} and {tuple(feat_dst.shape[1:])}"
+            )
         edge_weight = _edge_weight("GINConv", edge_weight, st, feat_src.dtype)
         neigh = _aggregate(st, feat_src, edge_weight, self._aggregator_type)
         rst = (1 + self.eps) * feat_dst + neigh
@@ -538,10 +617,19 @@ class GATConv(nn.Module):
         >>> out, attn = conv(dgl.add_self_loop(g), x, get_attention=True)  # [N, 4, 8], [E, 4, 1]
     """
 
-    def __init__(self, in_feats: InFeats, out_feats: int, num_heads: int, feat_drop: float = 0.0,
-                 attn_drop: float = 0.0, negative_slope: float = 0.2, residual: bool = False,
-                 activation: Optional[Callable[[Tensor], Tensor]] = None,
-                 allow_zero_in_degree: bool = False, bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_feats: InFeats,
+        out_feats: int,
+        num_heads: int,
+        feat_drop: float = 0.0,
+        attn_drop: float = 0.0,
+        negative_slope: float = 0.2,
+        residual: bool = False,
+        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        allow_zero_in_degree: bool = False,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if not isinstance(num_heads, int) or num_heads < 1:
             raise ValueError(f"GATConv: num_heads must be an int >= 1, got {num_heads!r}")
@@ -597,8 +685,13 @@ class GATConv(nn.Module):
     def set_allow_zero_in_degree(self, set_value: bool) -> None:
         self._allow_zero_in_degree = set_value
 
-    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None,
-                get_attention: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+    def forward(
+        self,
+        graph,
+        feat: Features,
+        edge_weight: Optional[Tensor] = None,
+        get_attention: bool = False,
+    ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         st = _structure_of("GATConv", graph)
         if not self._allow_zero_in_degree:
             _check_zero_in_degree("GATConv", st)
@@ -622,14 +715,17 @@ class GATConv(nn.Module):
             return rst, st.to_dgl_order(attn).view(st.num_edges, *heads_shape, 1)
         return rst
 
-    def _project(self, h_src: Tensor, h_dst: Tensor, paired: bool,
-                 num_dst: int) -> Tuple[Tensor, Tensor]:
+    def _project(
+        self, h_src: Tensor, h_dst: Tensor, paired: bool, num_dst: int
+    ) -> Tuple[Tensor, Tensor]:
         """``(z_src, z_dst)`` ``[N, *, num_heads, out_feats]``: the features through fc."""
         separate = hasattr(self, "fc_src")  # built with in_feats=(src, dst)
         if separate and not paired:
-            raise ValueError(f"GATConv: the layer was built for a pair of input sizes "
-                             f"({self._in_src_feats}, {self._in_dst_feats}), so feat must be a "
-                             f"pair (feat_src, feat_dst)")
+            raise ValueError(
+                f"GATConv: the layer was built for a pair of input sizes "
+                f"({self._in_src_feats}, {self._in_dst_feats}), so feat must be a "
+                f"pair (feat_src, feat_dst)"
+            )
         fc_src, fc_dst = (self.fc_src, self.fc_dst) if separate else (self.fc, self.fc)
         _check_width("GATConv", "feat_src" if paired else "feat", h_src, fc_src.in_features)
         z_src = fc_src(h_src).view(*h_src.shape[:-1], self._num_heads, self._out_feats)
@@ -641,8 +737,9 @@ class GATConv(nn.Module):
     def _attend(self, st: _Structure, z_src: Tensor, attn: Tensor) -> Tensor:
         """``[num_dst, k, out_feats]``: every head's attention-weighted sum of its sources
         (one weighted aggregation per head: the op takes one scalar weight per edge)."""
-        heads = [_aggregate(st, z_src[:, h], attn[:, h].contiguous())
-                 for h in range(z_src.shape[1])]
+        heads = [
+            _aggregate(st, z_src[:, h], attn[:, h].contiguous()) for h in range(z_src.shape[1])
+        ]
         return torch.stack(heads, dim=1)
 
     def _residual_and_bias(self, rst: Tensor, h_dst: Tensor) -> Tensor:
@@ -654,5 +751,7 @@ class GATConv(nn.Module):
         return rst
 
     def extra_repr(self) -> str:
-        return (f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
-                f"num_heads={self._num_heads}")
+        return (
+            f"in=({self._in_src_feats}, {self._in_dst_feats}), out={self._out_feats}, "
+            f"num_heads={self._num_heads}"
+        )

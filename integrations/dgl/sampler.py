@@ -42,8 +42,11 @@ class _GraphCSC:
         if self._slot_of_eid is None:
             self._slot_of_eid = torch.empty_like(self.eid)
             self._slot_of_eid[self.eid] = torch.arange(self.eid.numel(), device=self.eid.device)
-            self._exclusion_weight = (self.weight.clone() if self.weight is not None else
-                                      torch.ones(self.eid.numel(), device=self.eid.device))
+            self._exclusion_weight = (
+                self.weight.clone()
+                if self.weight is not None
+                else torch.ones(self.eid.numel(), device=self.eid.device)
+            )
         buffer = self._exclusion_weight
         slots = self._slot_of_eid[exclude_eids]
         kept = buffer[slots]
@@ -82,22 +85,40 @@ class NeighborSampler(BlockSampler):
         >>> for input_nodes, output_nodes, blocks in loader: ...
     """
 
-    def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob: Optional[str] = None,
-                 mask: Optional[str] = None, replace: bool = False, prefetch_node_feats=None,
-                 prefetch_labels=None, prefetch_edge_feats=None, output_device=None,
-                 fused: bool = True) -> None:
-        super().__init__(prefetch_node_feats=prefetch_node_feats, prefetch_labels=prefetch_labels,
-                         prefetch_edge_feats=prefetch_edge_feats, output_device=output_device)
+    def __init__(
+        self,
+        fanouts: Sequence[int],
+        edge_dir: str = "in",
+        prob: Optional[str] = None,
+        mask: Optional[str] = None,
+        replace: bool = False,
+        prefetch_node_feats=None,
+        prefetch_labels=None,
+        prefetch_edge_feats=None,
+        output_device=None,
+        fused: bool = True,
+    ) -> None:
+        super().__init__(
+            prefetch_node_feats=prefetch_node_feats,
+            prefetch_labels=prefetch_labels,
+            prefetch_edge_feats=prefetch_edge_feats,
+            output_device=output_device,
+        )
         if edge_dir != "in":
-            raise ValueError(f"fastgl NeighborSampler: only edge_dir='in' is supported, got "
-                             f"{edge_dir!r}; use dgl.dataloading.NeighborSampler for out-edges")
+            raise ValueError(
+                f"fastgl NeighborSampler: only edge_dir='in' is supported, got "
+                f"{edge_dir!r}; use dgl.dataloading.NeighborSampler for out-edges"
+            )
         if prob is not None and mask is not None:
-            raise ValueError("fastgl NeighborSampler: prob and mask are mutually exclusive; "
-                             "multiply the probability by the mask instead")
+            raise ValueError(
+                "fastgl NeighborSampler: prob and mask are mutually exclusive; "
+                "multiply the probability by the mask instead"
+            )
         bad = [f for f in fanouts if int(f) < -1]
         if bad:
-            raise ValueError(f"fastgl NeighborSampler: fanouts must be -1 (all) or >= 0, got "
-                             f"{bad[0]}")
+            raise ValueError(
+                f"fastgl NeighborSampler: fanouts must be -1 (all) or >= 0, got {bad[0]}"
+            )
         self.fanouts = [int(f) for f in fanouts]
         self.edge_dir = edge_dir
         self.prob = prob
@@ -119,11 +140,18 @@ class NeighborSampler(BlockSampler):
             weight, restore = csc.excluding(exclude_eids.to(device=device, dtype=torch.int64))
         try:
             # Layer-wise: every layer's destinations (all nodes so far) draw anew, DGL's semantics.
-            sample = sample_hops(csc.indptr, csc.indices, seeds,
-                                 torch.tensor([0, seeds.numel()], device=device),
-                                 list(reversed(self.fanouts)), replace=self.replace,
-                                 weight=weight, eid=csc.eid, layerwise=True,
-                                 seed=draw_key(None, device))
+            sample = sample_hops(
+                csc.indptr,
+                csc.indices,
+                seeds,
+                torch.tensor([0, seeds.numel()], device=device),
+                list(reversed(self.fanouts)),
+                replace=self.replace,
+                weight=weight,
+                eid=csc.eid,
+                layerwise=True,
+                seed=draw_key(None, device),
+            )
         finally:
             if restore is not None:
                 restore()
@@ -136,8 +164,10 @@ class NeighborSampler(BlockSampler):
         feature was replaced or modified in place)."""
         feature = self.prob or self.mask
         if feature is not None and feature not in g.edata:
-            raise ValueError(f"fastgl NeighborSampler: the graph has no edge feature "
-                             f"{feature!r} (edge features: {list(g.edata.keys())})")
+            raise ValueError(
+                f"fastgl NeighborSampler: the graph has no edge feature "
+                f"{feature!r} (edge features: {list(g.edata.keys())})"
+            )
         data = g.edata[feature] if feature is not None else None
         source = None if data is None else (id(data), data._version)
         same_graph = self._graph_ref is not None and self._graph_ref() is g
@@ -160,13 +190,21 @@ class MultiLayerFullNeighborSampler(NeighborSampler):
 
 
 def _check_homogeneous(g: dgl.DGLGraph, seed_nodes, exclude_eids) -> None:
-    if len(g.ntypes) > 1 or len(g.canonical_etypes) > 1 or isinstance(seed_nodes, dict) \
-            or isinstance(exclude_eids, dict):
-        raise NotImplementedError("fastgl NeighborSampler: heterogeneous graphs are not "
-                                  "supported yet; use dgl.dataloading.NeighborSampler")
+    if (
+        len(g.ntypes) > 1
+        or len(g.canonical_etypes) > 1
+        or isinstance(seed_nodes, dict)
+        or isinstance(exclude_eids, dict)
+    ):
+        raise NotImplementedError(
+            "fastgl NeighborSampler: heterogeneous graphs are not "
+            "supported yet; use dgl.dataloading.NeighborSampler"
+        )
     if not isinstance(seed_nodes, Tensor) or seed_nodes.dim() != 1:
-        raise ValueError(f"fastgl NeighborSampler: seed_nodes must be a 1-D tensor of node ids, "
-                         f"got {type(seed_nodes).__name__}")
+        raise ValueError(
+            f"fastgl NeighborSampler: seed_nodes must be a 1-D tensor of node ids, "
+            f"got {type(seed_nodes).__name__}"
+        )
 
 
 def _build_csc(g: dgl.DGLGraph, data: Optional[Tensor], source, feature) -> _GraphCSC:
@@ -176,25 +214,30 @@ def _build_csc(g: dgl.DGLGraph, data: Optional[Tensor], source, feature) -> _Gra
     weight = None
     if data is not None:
         if data.dim() != 1 or data.numel() != g.num_edges():
-            raise ValueError(f"fastgl NeighborSampler: edge feature {feature!r} must have shape "
-                             f"[{g.num_edges()}], got {tuple(data.shape)}")
+            raise ValueError(
+                f"fastgl NeighborSampler: edge feature {feature!r} must have shape "
+                f"[{g.num_edges()}], got {tuple(data.shape)}"
+            )
         if data.dtype != torch.bool and bool((data < 0).any()):
-            raise ValueError(f"fastgl NeighborSampler: edge feature {feature!r} must be "
-                             f"non-negative")
+            raise ValueError(
+                f"fastgl NeighborSampler: edge feature {feature!r} must be non-negative"
+            )
         weight = data.to(indptr.device)[eid]
         weight = weight.to(torch.float64 if weight.dtype == torch.float64 else torch.float32)
     return _GraphCSC(indptr.to(torch.int64), indices, eid, weight, source)
 
 
-def _csc_block(ptr: Tensor, src: Tensor, edge_ids: Tensor, num_src: int,
-               num_dst: int) -> dgl.DGLGraph:
+def _csc_block(
+    ptr: Tensor, src: Tensor, edge_ids: Tensor, num_src: int, num_dst: int
+) -> dgl.DGLGraph:
     """A DGL block over a CSC that fastgl built and checked itself, made the way DGL's own
     samplers make theirs: straight from the arrays, without ``dgl.create_block``'s re-validation
     (a max over the sources) and per-relation graph objects, which cost more than the draws on
     small batches. ``heterograph_index`` and ``DGLBlock`` are DGL internals (as of DGL 2.1, the
     version the Makefile installs and the tests run against)."""
     graph_index = heterograph_index.create_unitgraph_from_csr(
-        2, num_src, num_dst, ptr, src, edge_ids, ["coo", "csr", "csc"], True)
+        2, num_src, num_dst, ptr, src, edge_ids, ["coo", "csr", "csc"], True
+    )
     return DGLBlock(graph_index, (["_N"], ["_N"]), ["_E"])
 
 

@@ -12,8 +12,9 @@ from fastgl.data import read_planetoid
 def example_arguments(description: str) -> argparse.Namespace:
     """The options every example takes."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--root", required=True,
-                        help="folder with the Planetoid raw files ind.cora.*")
+    parser.add_argument(
+        "--root", required=True, help="folder with the Planetoid raw files ind.cora.*"
+    )
     parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()

@@ -21,8 +21,9 @@ from cora import example_arguments, load_cora
 class SAGE(nn.Module):
     def __init__(self, in_size, hid_size, out_size):
         super().__init__()
-        self.layers = nn.ModuleList([SAGEConv(in_size, hid_size, "mean"),
-                                     SAGEConv(hid_size, out_size, "mean")])
+        self.layers = nn.ModuleList(
+            [SAGEConv(in_size, hid_size, "mean"), SAGEConv(hid_size, out_size, "mean")]
+        )
         self.dropout = nn.Dropout(0.5)
 
     def forward(self, blocks, x):
@@ -36,8 +37,9 @@ class SAGE(nn.Module):
 
 def evaluate(model, g, nids):
     model.eval()
-    sampler = MultiLayerFullNeighborSampler(2, prefetch_node_feats=["feat"],
-                                            prefetch_labels=["label"])
+    sampler = MultiLayerFullNeighborSampler(
+        2, prefetch_node_feats=["feat"], prefetch_labels=["label"]
+    )
     loader = DataLoader(g, nids, sampler, batch_size=4096)
     correct = 0
     with torch.no_grad():
@@ -62,8 +64,10 @@ def train(model, g, train_idx, val_idx, epochs):
             opt.step()
             total_loss += loss.item()
         if (epoch + 1) % 10 == 0:
-            print(f"epoch {epoch + 1:3d} | loss {total_loss:.4f} | "
-                  f"val accuracy {evaluate(model, g, val_idx):.4f}")
+            print(
+                f"epoch {epoch + 1:3d} | loss {total_loss:.4f} | "
+                f"val accuracy {evaluate(model, g, val_idx):.4f}"
+            )
 
 
 def main():

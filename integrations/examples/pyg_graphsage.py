@@ -22,8 +22,9 @@ from cora import example_arguments, load_cora
 class SAGE(torch.nn.Module):
     def __init__(self, in_channels, hidden_channels, out_channels):
         super().__init__()
-        self.convs = torch.nn.ModuleList([SAGEConv(in_channels, hidden_channels),
-                                          SAGEConv(hidden_channels, out_channels)])
+        self.convs = torch.nn.ModuleList(
+            [SAGEConv(in_channels, hidden_channels), SAGEConv(hidden_channels, out_channels)]
+        )
 
     def forward(self, x, edge_index):
         for i, conv in enumerate(self.convs):
@@ -51,10 +52,12 @@ def main():
     torch.manual_seed(args.seed)
     edge_index, x, y, train_idx, val_idx, test_idx, num_classes = load_cora(args.root)
     data = Data(x=x, y=y, edge_index=edge_index)
-    train_loader = NeighborLoader(data, input_nodes=train_idx, num_neighbors=[10, 10],
-                                  batch_size=512, shuffle=True)
-    subgraph_loader = NeighborLoader(copy.copy(data), input_nodes=None, num_neighbors=[-1],
-                                     batch_size=4096, shuffle=False)
+    train_loader = NeighborLoader(
+        data, input_nodes=train_idx, num_neighbors=[10, 10], batch_size=512, shuffle=True
+    )
+    subgraph_loader = NeighborLoader(
+        copy.copy(data), input_nodes=None, num_neighbors=[-1], batch_size=4096, shuffle=False
+    )
 
     model = SAGE(data.num_features, 64, num_classes)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)

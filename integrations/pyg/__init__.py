@@ -17,5 +17,12 @@ from fastgl.nn import GATConv, GCNConv, GINConv, SAGEConv
 from .loader import LinkNeighborLoader, NeighborLoader
 from .sampler import NeighborSampler
 
-__all__ = ["GATConv", "GCNConv", "GINConv", "LinkNeighborLoader", "NeighborLoader",
-           "NeighborSampler", "SAGEConv"]
+__all__ = [
+    "GATConv",
+    "GCNConv",
+    "GINConv",
+    "LinkNeighborLoader",
+    "NeighborLoader",
+    "NeighborSampler",
+    "SAGEConv",
+]

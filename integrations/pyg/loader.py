@@ -14,8 +14,9 @@ def _sampler_or_fastgl(neighbor_sampler, data, num_neighbors, sampling: dict, lo
     """The caller's sampler, or fastgl's built from the sampling arguments PyG would use."""
     if neighbor_sampler is not None:
         return neighbor_sampler
-    return NeighborSampler(data, num_neighbors, **sampling,
-                           share_memory=loader_kwargs.get("num_workers", 0) > 0)
+    return NeighborSampler(
+        data, num_neighbors, **sampling, share_memory=loader_kwargs.get("num_workers", 0) > 0
+    )
 
 
 class NeighborLoader(torch_geometric.loader.NeighborLoader):
@@ -33,20 +34,50 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
         ...     out = model(batch.x, batch.edge_index)[: batch.batch_size]
     """
 
-    def __init__(self, data, num_neighbors, input_nodes=None, input_time=None,
-                 replace=False, subgraph_type="directional", disjoint=False,
-                 temporal_strategy="uniform", time_attr=None, weight_attr=None, transform=None,
-                 transform_sampler_output=None, is_sorted=False, filter_per_worker=None,
-                 neighbor_sampler=None, directed=True, **kwargs):
-        sampling = dict(replace=replace, subgraph_type=subgraph_type, disjoint=disjoint,
-                        temporal_strategy=temporal_strategy, time_attr=time_attr,
-                        weight_attr=weight_attr, is_sorted=is_sorted, directed=directed)
-        super().__init__(data, num_neighbors, input_nodes=input_nodes, input_time=input_time,
-                         transform=transform, transform_sampler_output=transform_sampler_output,
-                         filter_per_worker=filter_per_worker,
-                         neighbor_sampler=_sampler_or_fastgl(neighbor_sampler, data,
-                                                             num_neighbors, sampling, kwargs),
-                         **sampling, **kwargs)
+    def __init__(
+        self,
+        data,
+        num_neighbors,
+        input_nodes=None,
+        input_time=None,
+        replace=False,
+        subgraph_type="directional",
+        disjoint=False,
+        temporal_strategy="uniform",
+        time_attr=None,
+        weight_attr=None,
+        transform=None,
+        transform_sampler_output=None,
+        is_sorted=False,
+        filter_per_worker=None,
+        neighbor_sampler=None,
+        directed=True,
+        **kwargs,
+    ):
+        sampling = dict(
+            replace=replace,
+            subgraph_type=subgraph_type,
+            disjoint=disjoint,
+            temporal_strategy=temporal_strategy,
+            time_attr=time_attr,
+            weight_attr=weight_attr,
+            is_sorted=is_sorted,
+            directed=directed,
+        )
+        super().__init__(
+            data,
+            num_neighbors,
+            input_nodes=input_nodes,
+            input_time=input_time,
+            transform=transform,
+            transform_sampler_output=transform_sampler_output,
+            filter_per_worker=filter_per_worker,
+            neighbor_sampler=_sampler_or_fastgl(
+                neighbor_sampler, data, num_neighbors, sampling, kwargs
+            ),
+            **sampling,
+            **kwargs,
+        )
 
 
 class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
@@ -58,20 +89,53 @@ class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
         ...                             neg_sampling="binary", batch_size=256)
     """
 
-    def __init__(self, data, num_neighbors, edge_label_index=None, edge_label=None,
-                 edge_label_time=None, replace=False, subgraph_type="directional",
-                 disjoint=False, temporal_strategy="uniform", neg_sampling=None,
-                 neg_sampling_ratio=None, time_attr=None, weight_attr=None, transform=None,
-                 transform_sampler_output=None, is_sorted=False, filter_per_worker=None,
-                 neighbor_sampler=None, directed=True, **kwargs):
-        sampling = dict(replace=replace, subgraph_type=subgraph_type, disjoint=disjoint,
-                        temporal_strategy=temporal_strategy, time_attr=time_attr,
-                        weight_attr=weight_attr, is_sorted=is_sorted, directed=directed)
-        super().__init__(data, num_neighbors, edge_label_index=edge_label_index,
-                         edge_label=edge_label, edge_label_time=edge_label_time,
-                         neg_sampling=neg_sampling, neg_sampling_ratio=neg_sampling_ratio,
-                         transform=transform, transform_sampler_output=transform_sampler_output,
-                         filter_per_worker=filter_per_worker,
-                         neighbor_sampler=_sampler_or_fastgl(neighbor_sampler, data,
-                                                             num_neighbors, sampling, kwargs),
-                         **sampling, **kwargs)
+    def __init__(
+        self,
+        data,
+        num_neighbors,
+        edge_label_index=None,
+        edge_label=None,
+        edge_label_time=None,
+        replace=False,
+        subgraph_type="directional",
+        disjoint=False,
+        temporal_strategy="uniform",
+        neg_sampling=None,
+        neg_sampling_ratio=None,
+        time_attr=None,
+        weight_attr=None,
+        transform=None,
+        transform_sampler_output=None,
+        is_sorted=False,
+        filter_per_worker=None,
+        neighbor_sampler=None,
+        directed=True,
+        **kwargs,
+    ):
+        sampling = dict(
+            replace=replace,
+            subgraph_type=subgraph_type,
+            disjoint=disjoint,
+            temporal_strategy=temporal_strategy,
+            time_attr=time_attr,
+            weight_attr=weight_attr,
+            is_sorted=is_sorted,
+            directed=directed,
+        )
+        super().__init__(
+            data,
+            num_neighbors,
+            edge_label_index=edge_label_index,
+            edge_label=edge_label,
+            edge_label_time=edge_label_time,
+            neg_sampling=neg_sampling,
+            neg_sampling_ratio=neg_sampling_ratio,
+            transform=transform,
+            transform_sampler_output=transform_sampler_output,
+            filter_per_worker=filter_per_worker,
+            neighbor_sampler=_sampler_or_fastgl(
+                neighbor_sampler, data, num_neighbors, sampling, kwargs
+            ),
+            **sampling,
+            **kwargs,
+        )

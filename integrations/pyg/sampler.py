@@ -37,22 +37,36 @@ class NeighborSampler(PyGNeighborSampler):
         >>> loader = NeighborLoader(data, [15, 10], batch_size=512, neighbor_sampler=sampler)
     """
 
-    def __init__(self, data: Data, num_neighbors, subgraph_type="directional",
-                 replace: bool = False, disjoint: bool = False,
-                 temporal_strategy: str = "uniform", time_attr: Optional[str] = None,
-                 weight_attr: Optional[str] = None, is_sorted: bool = False,
-                 share_memory: bool = False, directed: bool = True,
-                 sample_direction: str = "forward") -> None:
+    def __init__(
+        self,
+        data: Data,
+        num_neighbors,
+        subgraph_type="directional",
+        replace: bool = False,
+        disjoint: bool = False,
+        temporal_strategy: str = "uniform",
+        time_attr: Optional[str] = None,
+        weight_attr: Optional[str] = None,
+        is_sorted: bool = False,
+        share_memory: bool = False,
+        directed: bool = True,
+        sample_direction: str = "forward",
+    ) -> None:
         # PyG's constructor builds its own CPU CSC for pyg-lib: set up the same attributes here.
         if not isinstance(data, Data):
-            raise NotImplementedError(f"fastgl NeighborSampler: only homogeneous torch_geometric "
-                                      f"Data is supported yet, got {type(data).__name__}")
+            raise NotImplementedError(
+                f"fastgl NeighborSampler: only homogeneous torch_geometric "
+                f"Data is supported yet, got {type(data).__name__}"
+            )
         if time_attr is not None:
-            raise NotImplementedError("fastgl NeighborSampler: temporal sampling (time_attr) is "
-                                      "not supported yet")
+            raise NotImplementedError(
+                "fastgl NeighborSampler: temporal sampling (time_attr) is not supported yet"
+            )
         if sample_direction not in ("forward", "backward"):
-            raise ValueError(f"fastgl NeighborSampler: sample_direction must be 'forward' or "
-                             f"'backward', got {sample_direction!r}")
+            raise ValueError(
+                f"fastgl NeighborSampler: sample_direction must be 'forward' or "
+                f"'backward', got {sample_direction!r}"
+            )
         self.data_type = DataType.homogeneous
         self.sample_direction = sample_direction
         self.num_nodes = data.num_nodes
@@ -64,26 +78,34 @@ class NeighborSampler(PyGNeighborSampler):
         self.disjoint = disjoint
         self.temporal_strategy = temporal_strategy
         self.keep_orig_edges = False
-        self.graph = _sampling_graph(data, weight_attr, sample_direction == "backward",
-                                     share_memory)
+        self.graph = _sampling_graph(
+            data, weight_attr, sample_direction == "backward", share_memory
+        )
         self._fanouts = _fanouts(self.num_neighbors)
-        self._sampler = fastgl.NeighborSampler(self.graph, self._fanouts, replace=replace,
-                                               weighted=weight_attr is not None,
-                                               disjoint=disjoint)
+        self._sampler = fastgl.NeighborSampler(
+            self.graph,
+            self._fanouts,
+            replace=replace,
+            weighted=weight_attr is not None,
+            disjoint=disjoint,
+        )
 
     def _sample(self, seed, seed_time=None, **kwargs) -> SamplerOutput:
         if isinstance(seed, dict):
-            raise NotImplementedError("fastgl NeighborSampler: heterogeneous graphs are not "
-                                      "supported yet")
+            raise NotImplementedError(
+                "fastgl NeighborSampler: heterogeneous graphs are not supported yet"
+            )
         if seed_time is not None:
-            raise NotImplementedError("fastgl NeighborSampler: temporal sampling is not "
-                                      "supported yet")
+            raise NotImplementedError(
+                "fastgl NeighborSampler: temporal sampling is not supported yet"
+            )
         seed = seed.to(self.graph.device)
         sub = self._sampler.sample(seed)
         # The sampler's Fused-Map already deduplicated the seeds: no second pass to check them.
         if sub.batch_size != seed.numel():
-            raise ValueError("fastgl NeighborSampler: the seeds of a batch must be distinct "
-                             "unless disjoint=True")
+            raise ValueError(
+                "fastgl NeighborSampler: the seeds of a batch must be distinct unless disjoint=True"
+            )
         row, col, edge = sub.row, sub.col, sub.eid
         num_sampled_edges = sub.num_sampled_edges
         if self.subgraph_type == SubgraphType.induced:
@@ -91,13 +113,20 @@ class NeighborSampler(PyGNeighborSampler):
             num_sampled_edges = None  # induced edges are not grouped by hop
         if self.sample_direction == "backward":
             row, col = col, row
-        return SamplerOutput(node=sub.nodes, row=row, col=col, edge=edge, batch=sub.batch,
-                             num_sampled_nodes=sub.num_sampled_nodes,
-                             num_sampled_edges=num_sampled_edges)
+        return SamplerOutput(
+            node=sub.nodes,
+            row=row,
+            col=col,
+            edge=edge,
+            batch=sub.batch,
+            num_sampled_nodes=sub.num_sampled_nodes,
+            num_sampled_edges=num_sampled_edges,
+        )
 
 
-def _sampling_graph(data: Data, weight_attr: Optional[str], transpose: bool,
-                    share_memory: bool) -> "fastgl.CSCGraph":
+def _sampling_graph(
+    data: Data, weight_attr: Optional[str], transpose: bool, share_memory: bool
+) -> "fastgl.CSCGraph":
     """The CSC fastgl samples from, on the device of ``data.edge_index`` (out-edges for the
     backward direction)."""
     edge_index = data.edge_index
@@ -108,15 +137,21 @@ def _sampling_graph(data: Data, weight_attr: Optional[str], transpose: bool,
     weight = None
     if weight_attr is not None:
         weight = data[weight_attr]
-        if not isinstance(weight, Tensor) or weight.dim() != 1 \
-                or weight.numel() != edge_index.shape[1]:
-            raise ValueError(f"fastgl NeighborSampler: weight_attr {weight_attr!r} must be an "
-                             f"edge attribute of shape [{edge_index.shape[1]}]")
+        if (
+            not isinstance(weight, Tensor)
+            or weight.dim() != 1
+            or weight.numel() != edge_index.shape[1]
+        ):
+            raise ValueError(
+                f"fastgl NeighborSampler: weight_attr {weight_attr!r} must be an "
+                f"edge attribute of shape [{edge_index.shape[1]}]"
+            )
         if weight.dtype not in (torch.float32, torch.float64):
             weight = weight.to(torch.float32)
         if bool((weight < 0).any()):
-            raise ValueError(f"fastgl NeighborSampler: weight_attr {weight_attr!r} must be "
-                             f"non-negative")
+            raise ValueError(
+                f"fastgl NeighborSampler: weight_attr {weight_attr!r} must be non-negative"
+            )
     graph = fastgl.CSCGraph.from_edge_index(edge_index, data.num_nodes, weight)
     if share_memory:  # workers then read one copy instead of one each
         for name in ("indptr", "indices", "eid", "weight"):
@@ -129,6 +164,8 @@ def _sampling_graph(data: Data, weight_attr: Optional[str], transpose: bool,
 def _fanouts(num_neighbors: NumNeighbors) -> list:
     values = num_neighbors.values
     if isinstance(values, dict):
-        raise NotImplementedError("fastgl NeighborSampler: per-edge-type num_neighbors "
-                                  "(heterogeneous graphs) are not supported yet")
+        raise NotImplementedError(
+            "fastgl NeighborSampler: per-edge-type num_neighbors "
+            "(heterogeneous graphs) are not supported yet"
+        )
     return [int(v) for v in values]

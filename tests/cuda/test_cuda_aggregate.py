@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from fastgl import CSCGraph
-from fastgl.ops import sddmm, spmm
 from fastgl.nn.functional import aggregate, edge_softmax, es_spmm
+from fastgl.ops import sddmm, spmm
 
 
 def graph_with_hub(index_dtype):
@@ -27,13 +27,18 @@ def test_spmm_and_sddmm_cuda_equal_cpu(index_dtype, dim, weighted):
     cuda = graph.to("cuda")
     got = spmm(cuda.indptr, cuda.indices, x.cuda(), None if w is None else w.cuda())
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
-    max_cuda, arg_cuda = torch.ops.fastgl.spmm_max(cuda.indptr, cuda.indices,
-                                                   None if w is None else w.cuda(), x.cuda())
+    max_cuda, arg_cuda = torch.ops.fastgl.spmm_max(
+        cuda.indptr, cuda.indices, None if w is None else w.cuda(), x.cuda()
+    )
     max_cpu, arg_cpu = torch.ops.fastgl.spmm_max(graph.indptr, graph.indices, w, x)
     assert torch.equal(max_cuda.cpu(), max_cpu) and torch.equal(arg_cuda.cpu(), arg_cpu)
     a = torch.randn(graph.num_nodes, dim)
-    torch.testing.assert_close(sddmm(cuda.indptr, cuda.indices, a.cuda(), x.cuda()).cpu(),
-                               sddmm(graph.indptr, graph.indices, a, x), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        sddmm(cuda.indptr, cuda.indices, a.cuda(), x.cuda()).cpu(),
+        sddmm(graph.indptr, graph.indices, a, x),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
@@ -46,10 +51,12 @@ def test_es_spmm_cuda_picks_the_cpu_edges(index_dtype, width, strategy):
         x = torch.randn(graph.num_nodes, dim)
         w = torch.rand(graph.num_edges)
         for reduce in ("sum", "max"):
-            expected = torch.ops.fastgl.es_spmm(graph.indptr, graph.indices, w, x, width,
-                                                strategy, reduce)
-            got = torch.ops.fastgl.es_spmm(cuda.indptr, cuda.indices, w.cuda(), x.cuda(), width,
-                                           strategy, reduce).cpu()
+            expected = torch.ops.fastgl.es_spmm(
+                graph.indptr, graph.indices, w, x, width, strategy, reduce
+            )
+            got = torch.ops.fastgl.es_spmm(
+                cuda.indptr, cuda.indices, w.cuda(), x.cuda(), width, strategy, reduce
+            ).cpu()
             if reduce == "max":  # the same picked edges give bit-identical maxima
                 assert torch.equal(got, expected)
             else:
@@ -61,8 +68,9 @@ def test_es_spmm_cuda_half_precision(dtype):
     graph = graph_with_hub(torch.int64)
     x = torch.rand(graph.num_nodes, 40).to(dtype)
     got = es_spmm(graph.to("cuda"), x.cuda(), 64, "fastrand").cpu()
-    torch.testing.assert_close(got.float(), es_spmm(graph, x, 64, "fastrand").float(),
-                               rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(
+        got.float(), es_spmm(graph, x, 64, "fastrand").float(), rtol=1e-2, atol=1e-2
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
@@ -107,6 +115,7 @@ def test_aggregate_backward_cuda_is_deterministic(reduce):
     graph = graph_with_hub(torch.int64).to("cuda")
     x = torch.randn(graph.num_nodes, 70, device="cuda", requires_grad=True)
     w = torch.rand(graph.num_edges, device="cuda", requires_grad=True)
-    grads = [torch.autograd.grad(aggregate(graph, x, w, reduce).square().sum(), (x, w))
-             for _ in range(2)]
+    grads = [
+        torch.autograd.grad(aggregate(graph, x, w, reduce).square().sum(), (x, w)) for _ in range(2)
+    ]
     assert all(torch.equal(a, b) for a, b in zip(*grads))

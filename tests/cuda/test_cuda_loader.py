@@ -20,9 +20,18 @@ def graph(dataset):
 
 
 def batches(dataset, graph, device, **kwargs):
-    loader = DataLoader(graph, dataset.x, dataset.y, dataset.train_idx, [5, 4], batch_size=256,
-                        shuffle=True, device=device, generator=torch.Generator().manual_seed(3),
-                        **kwargs)
+    loader = DataLoader(
+        graph,
+        dataset.x,
+        dataset.y,
+        dataset.train_idx,
+        [5, 4],
+        batch_size=256,
+        shuffle=True,
+        device=device,
+        generator=torch.Generator().manual_seed(3),
+        **kwargs,
+    )
     out = []
     for batch in loader:
         with loader.compute():
@@ -36,8 +45,9 @@ def batches(dataset, graph, device, **kwargs):
 @pytest.mark.parametrize("reorder", [1, 6])
 @pytest.mark.parametrize("prefetch", [True, False])
 def test_gpu_buffers_equal_plain_gathers(dataset, graph, transfer, cache, reorder, prefetch):
-    got, totals = batches(dataset, graph, "cuda", transfer=transfer, cache=cache,
-                          reorder=reorder, prefetch=prefetch)
+    got, totals = batches(
+        dataset, graph, "cuda", transfer=transfer, cache=cache, reorder=reorder, prefetch=prefetch
+    )
     for nodes, x, y, checksum in got:
         assert torch.equal(x, dataset.x[nodes])
         assert torch.equal(y, dataset.y[nodes[: y.numel()]])
@@ -65,8 +75,17 @@ def test_cpu_and_gpu_runs_give_the_same_batches(dataset, graph):
 
 def test_graph_on_the_gpu_samples_there(dataset, graph):
     on_gpu = graph.to("cuda")
-    loader = DataLoader(on_gpu, dataset.x, dataset.y, dataset.train_idx, [5, 4], batch_size=256,
-                        device="cuda", reorder=3, cache=0.1)
+    loader = DataLoader(
+        on_gpu,
+        dataset.x,
+        dataset.y,
+        dataset.train_idx,
+        [5, 4],
+        batch_size=256,
+        device="cuda",
+        reorder=3,
+        cache=0.1,
+    )
     for batch in loader:
         assert batch.nodes.is_cuda and batch.x.is_cuda
         assert torch.equal(batch.x.cpu(), dataset.x[batch.nodes.cpu()])
@@ -85,8 +104,9 @@ def test_consumer_waits_for_the_side_stream(dataset, graph, monkeypatch):
     from fastgl.loader import dataloader as pipeline
 
     monkeypatch.setattr(pipeline, "_synchronize", lambda device: None)
-    store = FeatureStore(dataset.x, dataset.y, device="cuda", transfer="uva", cache=0.2,
-                         hotness=graph.indptr.diff())
+    store = FeatureStore(
+        dataset.x, dataset.y, device="cuda", transfer="uva", cache=0.2, hotness=graph.indptr.diff()
+    )
     assemble = store.assemble
 
     def slow_assemble(*args, **kwargs):
@@ -95,8 +115,16 @@ def test_consumer_waits_for_the_side_stream(dataset, graph, monkeypatch):
 
     monkeypatch.setattr(store, "assemble", slow_assemble)
     x_gpu = dataset.x.cuda()
-    loader = DataLoader(graph, store, None, dataset.train_idx, [5, 4], batch_size=256,
-                        reorder=4, generator=torch.Generator().manual_seed(1))
+    loader = DataLoader(
+        graph,
+        store,
+        None,
+        dataset.train_idx,
+        [5, 4],
+        batch_size=256,
+        reorder=4,
+        generator=torch.Generator().manual_seed(1),
+    )
     checks = []
     for batch in loader:
         checks.append(torch.equal(batch.x, x_gpu[batch.nodes.cuda()]))  # GPU ops only
@@ -110,8 +138,16 @@ def test_side_stream_waits_for_features_still_being_written(dataset, graph):
     torch.cuda._sleep(200_000_000)  # about 100 ms of GPU time queued on the default stream
     x_gpu = x_copy * 1  # written only after the sleep; the host does not wait for it
     store = FeatureStore(x_gpu, y, device="cuda")
-    loader = DataLoader(graph, store, None, dataset.train_idx, [5, 4], batch_size=256,
-                        prefetch=True, generator=torch.Generator().manual_seed(2))
+    loader = DataLoader(
+        graph,
+        store,
+        None,
+        dataset.train_idx,
+        [5, 4],
+        batch_size=256,
+        prefetch=True,
+        generator=torch.Generator().manual_seed(2),
+    )
     first = next(iter(loader))
     assert torch.equal(first.x, x_copy[first.nodes.cuda()])
 
@@ -126,8 +162,9 @@ def test_two_loaders_sharing_a_store_interleave_correctly(dataset, graph):
 
 
 def test_features_already_on_the_gpu(dataset, graph):
-    loader = DataLoader(graph, dataset.x.cuda(), dataset.y, dataset.train_idx, [5],
-                        batch_size=256, device="cuda")
+    loader = DataLoader(
+        graph, dataset.x.cuda(), dataset.y, dataset.train_idx, [5], batch_size=256, device="cuda"
+    )
     assert loader.store.num_cached == dataset.num_nodes
     for batch in loader:
         assert torch.equal(batch.x.cpu(), dataset.x[batch.nodes.cpu()])

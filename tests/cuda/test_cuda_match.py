@@ -4,9 +4,9 @@ the kernel picks (16/8/4/2/1 bytes, from the row size and the base addresses).""
 
 import pytest
 import torch
+from reference import gather_rows_reference, match_reference, overlap_counts_reference
 
 from fastgl.ops import gather_rows, match, overlap_counts
-from reference import gather_rows_reference, match_reference, overlap_counts_reference
 
 
 def _gen(seed):
@@ -21,8 +21,10 @@ def _no_error_left_behind():
 
 def _random_sets(seed, num_sets, size, high):
     gen = _gen(seed)
-    sets = [torch.randperm(high, generator=gen)[:torch.randint(0, size + 1, (1,), generator=gen)]
-            for _ in range(num_sets)]
+    sets = [
+        torch.randperm(high, generator=gen)[: torch.randint(0, size + 1, (1,), generator=gen)]
+        for _ in range(num_sets)
+    ]
     sizes = torch.tensor([s.numel() for s in sets], dtype=torch.int64)
     nodes = torch.cat(sets) if sets else torch.empty(0, dtype=torch.int64)
     return nodes, torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
@@ -30,12 +32,20 @@ def _random_sets(seed, num_sets, size, high):
 
 # --- match ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("prev_dtype", [torch.int32, torch.int64])
 @pytest.mark.parametrize("next_dtype", [torch.int32, torch.int64])
-@pytest.mark.parametrize("num_prev, num_next, high", [
-    (0, 0, 10), (0, 50, 10), (40, 0, 100), (30, 200, 60), (50_000, 300_000, 1_000_000),
-    (1_000_000, 1_000_000, 2**31 - 1),
-])
+@pytest.mark.parametrize(
+    "num_prev, num_next, high",
+    [
+        (0, 0, 10),
+        (0, 50, 10),
+        (40, 0, 100),
+        (30, 200, 60),
+        (50_000, 300_000, 1_000_000),
+        (1_000_000, 1_000_000, 2**31 - 1),
+    ],
+)
 def test_match_cuda_equals_cpu(prev_dtype, next_dtype, num_prev, num_next, high):
     gen = _gen(num_prev + num_next)
     prev = torch.unique(torch.randint(0, high, (num_prev,), generator=gen))
@@ -60,11 +70,14 @@ def test_match_cuda_large_ids_and_non_contiguous():
     assert match(strided_prev, strided_next).tolist() == [3, -1, 0, 0, -1, 2]
 
 
-@pytest.mark.parametrize("prev, nxt, message", [
-    ([1, 2, 1], [3], "match: prev_nodes must hold distinct ids"),
-    ([1, -2], [3], "match: node ids must be >= 0"),
-    ([1, 2], [3, -1], "match: node ids must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "prev, nxt, message",
+    [
+        ([1, 2, 1], [3], "match: prev_nodes must hold distinct ids"),
+        ([1, -2], [3], "match: node ids must be >= 0"),
+        ([1, 2], [3, -1], "match: node ids must be >= 0"),
+    ],
+)
 def test_match_cuda_bad_input(prev, nxt, message):
     with pytest.raises(RuntimeError, match=message):
         match(torch.tensor(prev, device="cuda"), torch.tensor(nxt, device="cuda"))
@@ -82,16 +95,27 @@ def test_match_cuda_duplicate_in_large_input():
 def test_match_devices_mismatched():
     with pytest.raises(RuntimeError, match="match: next_nodes is on cpu but prev_nodes is on cuda"):
         match(torch.tensor([1, 2], device="cuda"), torch.tensor([2]))
-    with pytest.raises(RuntimeError, match="match: next_nodes is on cuda:0 but prev_nodes is on cpu"):
+    with pytest.raises(
+        RuntimeError, match="match: next_nodes is on cuda:0 but prev_nodes is on cpu"
+    ):
         match(torch.tensor([1, 2]), torch.tensor([2], device="cuda"))
 
 
 # --- overlap_counts ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("num_sets, size, high", [
-    (0, 0, 10), (1, 30, 40), (5, 0, 10), (7, 40, 60), (64, 30, 100), (64, 3000, 50_000),
-    (64, 31_250, 200_000),  # about 1M nodes
-])
+
+@pytest.mark.parametrize(
+    "num_sets, size, high",
+    [
+        (0, 0, 10),
+        (1, 30, 40),
+        (5, 0, 10),
+        (7, 40, 60),
+        (64, 30, 100),
+        (64, 3000, 50_000),
+        (64, 31_250, 200_000),  # about 1M nodes
+    ],
+)
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
 def test_overlap_counts_cuda_equals_cpu(num_sets, size, high, dtype):
     nodes, offsets = _random_sets(num_sets + size, num_sets, size, high)
@@ -116,14 +140,17 @@ def test_overlap_counts_cuda_every_bit_and_large_ids():
     assert torch.equal(overlap_counts(nodes.cuda(), strided).cpu(), expected)
 
 
-@pytest.mark.parametrize("nodes, offsets, message", [
-    ([1, 2, 1], [0, 3], "overlap_counts: every node set must hold distinct ids"),
-    ([1, -2], [0, 2], "overlap_counts: node ids must be >= 0"),
-    ([1, 2, 3], [0, 2, 1, 3], "overlap_counts: offsets must be non-decreasing"),
-    ([1, 2, 3], [1, 3], r"overlap_counts: offsets\[0\] must be 0"),
-    ([1, 2, 3], [0, 2], "overlap_counts: offsets must end at the number of nodes"),
-    (list(range(65)), list(range(66)), "overlap_counts: offsets must hold 1 to 65 entries"),
-])
+@pytest.mark.parametrize(
+    "nodes, offsets, message",
+    [
+        ([1, 2, 1], [0, 3], "overlap_counts: every node set must hold distinct ids"),
+        ([1, -2], [0, 2], "overlap_counts: node ids must be >= 0"),
+        ([1, 2, 3], [0, 2, 1, 3], "overlap_counts: offsets must be non-decreasing"),
+        ([1, 2, 3], [1, 3], r"overlap_counts: offsets\[0\] must be 0"),
+        ([1, 2, 3], [0, 2], "overlap_counts: offsets must end at the number of nodes"),
+        (list(range(65)), list(range(66)), "overlap_counts: offsets must hold 1 to 65 entries"),
+    ],
+)
 def test_overlap_counts_cuda_bad_input(nodes, offsets, message):
     with pytest.raises(RuntimeError, match=message):
         overlap_counts(torch.tensor(nodes, device="cuda"), torch.tensor(offsets, device="cuda"))
@@ -131,11 +158,14 @@ def test_overlap_counts_cuda_bad_input(nodes, offsets, message):
 
 
 def test_overlap_counts_devices_mismatched():
-    with pytest.raises(RuntimeError, match="overlap_counts: offsets is on cpu but nodes is on cuda"):
+    with pytest.raises(
+        RuntimeError, match="overlap_counts: offsets is on cpu but nodes is on cuda"
+    ):
         overlap_counts(torch.tensor([1, 2], device="cuda"), torch.tensor([0, 2]))
 
 
 # --- gather_rows ------------------------------------------------------------------------------
+
 
 def _rows(n, row_shape, dtype, seed):
     values = torch.randn((n,) + tuple(row_shape), generator=_gen(seed)) * 50
@@ -151,9 +181,18 @@ def _indices(num_x, num_rows, num_out, seed, device):
 
 # (dtype, row shape): 16, 8, 4, 2 and 1-byte words; 6 bytes (fp16 x 3) and 3 bytes (uint8 x 3)
 # force 2- and 1-byte words; 1-D x (labels) and 3-D rows.
-ROWS = [(torch.float32, (8,)), (torch.float32, (3,)), (torch.float16, (4,)),
-        (torch.bfloat16, (5,)), (torch.float16, (3,)), (torch.uint8, (3,)), (torch.uint8, ()),
-        (torch.int64, ()), (torch.bfloat16, (2, 3, 4)), (torch.float32, (0,))]
+ROWS = [
+    (torch.float32, (8,)),
+    (torch.float32, (3,)),
+    (torch.float16, (4,)),
+    (torch.bfloat16, (5,)),
+    (torch.float16, (3,)),
+    (torch.uint8, (3,)),
+    (torch.uint8, ()),
+    (torch.int64, ()),
+    (torch.bfloat16, (2, 3, 4)),
+    (torch.float32, (0,)),
+]
 
 
 @pytest.mark.parametrize("dtype, row_shape", ROWS)
@@ -184,7 +223,7 @@ def _at_offset(num_bytes, offset_bytes, device, seed):
     flat = torch.randint(0, 256, (16 + num_bytes,), dtype=torch.uint8, generator=_gen(seed))
     flat = flat.cuda() if device == "cuda" else flat.pin_memory()
     skip = (offset_bytes - flat.data_ptr()) % 16
-    view = flat[skip:skip + num_bytes]
+    view = flat[skip : skip + num_bytes]
     assert view.data_ptr() % 16 == offset_bytes % 16
     return view, flat[:skip]
 
@@ -195,10 +234,15 @@ def _at_offset(num_bytes, offset_bytes, device, seed):
 def test_gather_rows_cuda_misaligned_base(offset_bytes, misaligned, source):
     """Rows of 16 bytes where only x's, or only out's, base address is 1/2/4/8-byte aligned: the
     copy narrows its words to the worse of the two."""
-    x_bytes, _ = _at_offset(700 * 16, offset_bytes if misaligned == "x" else 0,
-                            "cuda" if source == "device" else "pinned", seed=4)
-    out_bytes, before_out = _at_offset(600 * 16, offset_bytes if misaligned == "out" else 0,
-                                       "cuda", seed=5)
+    x_bytes, _ = _at_offset(
+        700 * 16,
+        offset_bytes if misaligned == "x" else 0,
+        "cuda" if source == "device" else "pinned",
+        seed=4,
+    )
+    out_bytes, before_out = _at_offset(
+        600 * 16, offset_bytes if misaligned == "out" else 0, "cuda", seed=5
+    )
     x, out = x_bytes.view(700, 16), out_bytes.view(600, 16)
     guard = before_out.clone()
     index, out_index = _indices(700, 500, 600, 5, "cuda")
@@ -210,7 +254,7 @@ def test_gather_rows_cuda_misaligned_base(offset_bytes, misaligned, source):
 
 
 def test_gather_rows_cuda_allocates_on_index_device():
-    x = torch.arange(12.).view(4, 3).pin_memory()
+    x = torch.arange(12.0).view(4, 3).pin_memory()
     got = gather_rows(x, torch.tensor([3, 0, 3], device="cuda"))
     assert got.is_cuda and torch.equal(got.cpu(), x[[3, 0, 3]])
     labels = torch.arange(100, 110, device="cuda")
@@ -235,7 +279,11 @@ def test_gather_rows_unpinned_host_x_with_cuda_out():
 @pytest.mark.parametrize("case", ["index_on_cpu", "out_index_on_cpu", "x_cuda_out_cpu"])
 def test_gather_rows_cuda_devices_mismatched(case):
     x = torch.randn(4, 3, device="cuda")
-    index, out, out_index = torch.tensor([0, 1], device="cuda"), torch.zeros(2, 3, device="cuda"), None
+    index, out, out_index = (
+        torch.tensor([0, 1], device="cuda"),
+        torch.zeros(2, 3, device="cuda"),
+        None,
+    )
     message = "gather_rows: index is on cpu but out is on cuda"
     if case == "index_on_cpu":
         index = index.cpu()
@@ -250,13 +298,16 @@ def test_gather_rows_cuda_devices_mismatched(case):
 
 
 @pytest.mark.parametrize("source", ["device", "pinned"])
-@pytest.mark.parametrize("index, out_index, message", [
-    ([0, 4], None, "gather_rows: index holds row 4, out of range for 4 rows"),
-    ([0, 2**40], None, "gather_rows: index holds row 1099511627776, out of range"),
-    ([-1, 2], None, "gather_rows: index holds row -1"),
-    ([0, 1], [0, 2], "gather_rows: out_index holds row 2, out of range for 2 rows"),
-    ([0, 1], [-5, 0], "gather_rows: out_index holds row -5"),
-])
+@pytest.mark.parametrize(
+    "index, out_index, message",
+    [
+        ([0, 4], None, "gather_rows: index holds row 4, out of range for 4 rows"),
+        ([0, 2**40], None, "gather_rows: index holds row 1099511627776, out of range"),
+        ([-1, 2], None, "gather_rows: index holds row -1"),
+        ([0, 1], [0, 2], "gather_rows: out_index holds row 2, out of range for 2 rows"),
+        ([0, 1], [-5, 0], "gather_rows: out_index holds row -5"),
+    ],
+)
 def test_gather_rows_cuda_out_of_range(source, index, out_index, message):
     x = torch.randn(4, 3)
     x = x.cuda() if source == "device" else x.pin_memory()

@@ -8,19 +8,23 @@ tier reading an adjacency too big for the 32 KiB cache from global memory) sched
 
 import pytest
 import torch
+from reference import (
+    assert_same_subgraph,
+    check_neighbor_sample,
+    id_map_reference,
+    random_edge_index,
+    random_weights,
+)
 
 from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import csc_from_coo, id_map, sample_hops, sample_neighbors
 from fastgl.sampling import neighbor_sample
 from fastgl.sampling.neighbor import _sample_batches
-from reference import (assert_same_subgraph, check_neighbor_sample, id_map_reference,
-                       random_edge_index, random_weights)
-
 
 NUM_NODES = 5000
 HUB, BIG, EMPTY, HOT = 0, 1, 2, 7
 HUB_DEGREE = 100_000  # int32: 400 KB, far over the 32 KiB shared-memory adjacency cache
-BIG_DEGREE = 3000     # fits the cache for int32 unweighted (8192 slots), not for int64 + f64 (2048)
+BIG_DEGREE = 3000  # fits the cache for int32 unweighted (8192 slots), not for int64 + f64 (2048)
 
 
 def _gen(seed):
@@ -35,11 +39,16 @@ def _tiered_edge_index(dtype):
     rest = rest[:, rest[1] != EMPTY]
     hub_src = torch.randint(0, NUM_NODES, (HUB_DEGREE,), generator=g)
     big_src = torch.randint(0, NUM_NODES, (BIG_DEGREE,), generator=g)
-    edge_index = torch.cat([rest[:, :10_000],
-                            torch.stack([hub_src, torch.full_like(hub_src, HUB)]),
-                            rest[:, 10_000:20_000],
-                            torch.stack([big_src, torch.full_like(big_src, BIG)]),
-                            rest[:, 20_000:]], 1)
+    edge_index = torch.cat(
+        [
+            rest[:, :10_000],
+            torch.stack([hub_src, torch.full_like(hub_src, HUB)]),
+            rest[:, 10_000:20_000],
+            torch.stack([big_src, torch.full_like(big_src, BIG)]),
+            rest[:, 20_000:],
+        ],
+        1,
+    )
     return edge_index.to(dtype)
 
 
@@ -49,9 +58,13 @@ def _tiered_transits():
     too big / borderline for the cache), HOT 600 times (several 256-pair chunks of one transit)
     and EMPTY 40 times (block tier with nothing to draw)."""
     g = _gen(1)
-    parts = [torch.randint(0, NUM_NODES, (4000,), generator=g),
-             torch.full((64,), HUB), torch.full((100,), BIG), torch.full((600,), HOT),
-             torch.full((40,), EMPTY)]
+    parts = [
+        torch.randint(0, NUM_NODES, (4000,), generator=g),
+        torch.full((64,), HUB),
+        torch.full((100,), BIG),
+        torch.full((600,), HOT),
+        torch.full((40,), EMPTY),
+    ]
     transits = torch.cat(parts)
     return transits[torch.randperm(transits.numel(), generator=g)]
 
@@ -65,8 +78,9 @@ def _graph(dtype, weight_dtype):
         edge_index = _tiered_edge_index(dtype)
         weight = None
         if weight_dtype is not None:
-            weight = random_weights(edge_index.shape[1], seed=2, zero_fraction=0.2,
-                                    dtype=weight_dtype)
+            weight = random_weights(
+                edge_index.shape[1], seed=2, zero_fraction=0.2, dtype=weight_dtype
+            )
         cpu = CSCGraph.from_edge_index(edge_index, num_nodes=NUM_NODES, edge_weight=weight)
         _GRAPHS[key] = (edge_index, weight, cpu, cpu.to("cuda"))
     return _GRAPHS[key]
@@ -81,9 +95,11 @@ def _assert_equal_on_cpu(cuda_out, cpu_out, what):
             n = min(c.numel(), r.numel())
             diff = torch.nonzero(c[:n] != r[:n]).view(-1)
             first = int(diff[0]) if diff.numel() else n
-            raise AssertionError(f"{what}: {name} differs (sizes {c.numel()} vs {r.numel()}), "
-                                 f"first at {first}: cuda {c[first:first + 5].tolist()} "
-                                 f"cpu {r[first:first + 5].tolist()}")
+            raise AssertionError(
+                f"{what}: {name} differs (sizes {c.numel()} vs {r.numel()}), "
+                f"first at {first}: cuda {c[first : first + 5].tolist()} "
+                f"cpu {r[first : first + 5].tolist()}"
+            )
 
 
 @pytest.mark.parametrize("fanout", [-1, 0, 3, 25])
@@ -94,13 +110,24 @@ def test_sample_neighbors_cuda_equals_cpu(dtype, weight_dtype, replace, fanout):
     _, _, cpu, gpu = _graph(dtype, weight_dtype)
     transits = _tiered_transits()
     for seed in (0, 987654321, -(2**62)):
-        expected = sample_neighbors(cpu.indptr, cpu.indices, transits, fanout, replace=replace,
-                                    weight=cpu.weight, seed=seed)
-        got = sample_neighbors(gpu.indptr, gpu.indices, transits.cuda(), fanout, replace=replace,
-                               weight=gpu.weight, seed=seed)
+        expected = sample_neighbors(
+            cpu.indptr, cpu.indices, transits, fanout, replace=replace, weight=cpu.weight, seed=seed
+        )
+        got = sample_neighbors(
+            gpu.indptr,
+            gpu.indices,
+            transits.cuda(),
+            fanout,
+            replace=replace,
+            weight=gpu.weight,
+            seed=seed,
+        )
         torch.cuda.synchronize()
-        _assert_equal_on_cpu(got, expected, f"dtype={dtype} weight={weight_dtype} "
-                                            f"replace={replace} fanout={fanout} seed={seed}")
+        _assert_equal_on_cpu(
+            got,
+            expected,
+            f"dtype={dtype} weight={weight_dtype} replace={replace} fanout={fanout} seed={seed}",
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
@@ -126,8 +153,12 @@ def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
     give different keys for the same seed), so both run `_sample_batches` with one explicit key.
     """
     edge_index, weight, cpu, gpu = _graph(torch.int64, torch.float32 if weighted else None)
-    batches = [torch.tensor([HUB, 3, 3, 4000]), torch.randint(0, NUM_NODES, (200,), generator=_gen(3)),
-               torch.empty(0, dtype=torch.long), torch.tensor([BIG, HOT, EMPTY])]
+    batches = [
+        torch.tensor([HUB, 3, 3, 4000]),
+        torch.randint(0, NUM_NODES, (200,), generator=_gen(3)),
+        torch.empty(0, dtype=torch.long),
+        torch.tensor([BIG, HOT, EMPTY]),
+    ]
     fanouts = [15, 10, 5]
     cpu_sampler = NeighborSampler(cpu, fanouts, replace=replace, weighted=weighted)
     gpu_sampler = NeighborSampler(gpu, fanouts, replace=replace, weighted=weighted)
@@ -138,8 +169,9 @@ def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
         for batch, g, e in zip(batches, got, expected):
             assert g.nodes.is_cuda and g.eid.is_cuda
             assert_same_subgraph(g, e)
-            check_neighbor_sample(g, edge_index, NUM_NODES, batch, fanouts, replace=replace,
-                                  edge_weight=weight)
+            check_neighbor_sample(
+                g, edge_index, NUM_NODES, batch, fanouts, replace=replace, edge_weight=weight
+            )
 
 
 @pytest.mark.parametrize("layerwise,disjoint", [(False, False), (True, False), (False, True)])
@@ -148,18 +180,33 @@ def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
 def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
     """The fused op, every output, for a window with repeated, hub, empty and isolated seeds."""
     _, _, cpu, gpu = _graph(dtype, weight_dtype)
-    batches = [torch.tensor([HUB, 3, 3, 4000]), torch.randint(0, NUM_NODES, (300,), generator=_gen(5)),
-               torch.empty(0, dtype=torch.long), torch.tensor([BIG, HOT, EMPTY])]
+    batches = [
+        torch.tensor([HUB, 3, 3, 4000]),
+        torch.randint(0, NUM_NODES, (300,), generator=_gen(5)),
+        torch.empty(0, dtype=torch.long),
+        torch.tensor([BIG, HOT, EMPTY]),
+    ]
     seeds = torch.cat(batches)
     seed_ptr = torch.tensor([0] + [b.numel() for b in batches]).cumsum(0)
     fanouts = [3, 2] if layerwise else [15, 10, 5]
     for eid in (True, False):
         for replace in (False, True):
-            outs = [sample_hops(g.indptr, g.indices, seeds.to(g.device), seed_ptr.to(g.device),
-                                fanouts, replace=replace, weight=g.weight,
-                                eid=g.eid if eid else None, layerwise=layerwise,
-                                disjoint=disjoint, seed=-12345)
-                    for g in (cpu, gpu)]
+            outs = [
+                sample_hops(
+                    g.indptr,
+                    g.indices,
+                    seeds.to(g.device),
+                    seed_ptr.to(g.device),
+                    fanouts,
+                    replace=replace,
+                    weight=g.weight,
+                    eid=g.eid if eid else None,
+                    layerwise=layerwise,
+                    disjoint=disjoint,
+                    seed=-12345,
+                )
+                for g in (cpu, gpu)
+            ]
             for name, r, c in zip(outs[0]._fields, *outs):
                 assert c.is_cuda and torch.equal(c.cpu(), r), (name, replace, eid)
 
@@ -181,9 +228,15 @@ def test_sample_hops_cuda_bad_input_raises_not_crashes():
 def test_neighbor_sampler_cuda_generator():
     edge_index, _, _, gpu = _graph(torch.int64, None)
     seeds = torch.randint(0, NUM_NODES, (300,), generator=_gen(4)).cuda()
-    a = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1))
-    b = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1))
-    c = neighbor_sample(gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(2))
+    a = neighbor_sample(
+        gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1)
+    )
+    b = neighbor_sample(
+        gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(1)
+    )
+    c = neighbor_sample(
+        gpu, seeds, [10, 5], generator=torch.Generator(device="cuda").manual_seed(2)
+    )
     assert_same_subgraph(a, b)
     assert not torch.equal(a.eid, c.eid)
     check_neighbor_sample(a, edge_index, NUM_NODES, seeds, [10, 5])
@@ -203,8 +256,9 @@ def test_wrong_device_inputs_raise():
     with pytest.raises(ValueError, match="neighbor_sample: the generator is on cpu"):
         neighbor_sample(gpu, torch.tensor([1, 2], device="cuda"), [3], generator=_gen(0))
     with pytest.raises(ValueError, match="neighbor_sample: the generator is on cuda"):
-        neighbor_sample(cpu, torch.tensor([1, 2]), [3],
-                        generator=torch.Generator(device="cuda").manual_seed(0))
+        neighbor_sample(
+            cpu, torch.tensor([1, 2]), [3], generator=torch.Generator(device="cuda").manual_seed(0)
+        )
     with pytest.raises(RuntimeError, match="sample_neighbors: transits is on cpu"):
         sample_neighbors(gpu.indptr, gpu.indices, torch.tensor([1]), 3)
     with pytest.raises(RuntimeError, match="sample_neighbors: indices is on"):
@@ -257,10 +311,12 @@ def test_id_map_cuda_many_repeats_first_occurrence():
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
 def test_csc_from_coo_cuda_equals_cpu(dtype):
-    for edge_index, num_nodes in ((_tiered_edge_index(dtype), NUM_NODES),
-                                  (random_edge_index(100, 1000, dtype=dtype, seed=5), 120),
-                                  (torch.empty(2, 0, dtype=dtype), 0),
-                                  (torch.empty(2, 0, dtype=dtype), 7)):
+    for edge_index, num_nodes in (
+        (_tiered_edge_index(dtype), NUM_NODES),
+        (random_edge_index(100, 1000, dtype=dtype, seed=5), 120),
+        (torch.empty(2, 0, dtype=dtype), 0),
+        (torch.empty(2, 0, dtype=dtype), 7),
+    ):
         expected = csc_from_coo(edge_index[0], edge_index[1], num_nodes)
         got = csc_from_coo(edge_index[0].cuda(), edge_index[1].cuda(), num_nodes)
         for name, x, y in zip(("indptr", "indices", "perm"), got, expected):

@@ -14,8 +14,9 @@ def test_gpu_data_is_sampled_on_the_gpu_like_on_the_cpu():
     for device in ("cpu", "cuda"):
         torch.manual_seed(4)
         torch.cuda.manual_seed(4)
-        loader = NeighborLoader(data.to(device), [5, 5], batch_size=64,
-                                input_nodes=torch.arange(0, 500, 2))
+        loader = NeighborLoader(
+            data.to(device), [5, 5], batch_size=64, input_nodes=torch.arange(0, 500, 2)
+        )
         batches[device] = list(loader)
     for cpu, gpu in zip(batches["cpu"], batches["cuda"]):
         assert gpu.edge_index.is_cuda and gpu.n_id.is_cuda

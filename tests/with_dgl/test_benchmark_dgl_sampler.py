@@ -5,13 +5,27 @@ import pytest
 
 pytest.importorskip("dgl", reason="DGL is not installed (it runs in the DGL environment)")
 
-from benchmarks import dgl_sampler  # noqa: E402
+from benchmarks import dgl_sampler
 
 
 def test_dgl_rows_sample_equal_work(tmp_path):
-    payload = dgl_sampler.main(["--graphs", "rmat-tiny", "--batches", "3", "--batch-size", "32",
-                                "--repeat", "1", "--thread-counts", "1", "2",
-                                "--out", str(tmp_path / "out.json")])
+    payload = dgl_sampler.main(
+        [
+            "--graphs",
+            "rmat-tiny",
+            "--batches",
+            "3",
+            "--batch-size",
+            "32",
+            "--repeat",
+            "1",
+            "--thread-counts",
+            "1",
+            "2",
+            "--out",
+            str(tmp_path / "out.json"),
+        ]
+    )
     rows = {(row["sampler"], row["threads"]): row for row in payload["rows"]}
     assert set(rows) == {(s, t) for s in ("dgl", "fastgl-dgl", "fastgl", "torch") for t in (1, 2)}
     for threads in (1, 2):
@@ -24,4 +38,5 @@ def test_dgl_rows_sample_equal_work(tmp_path):
         assert native["edges_per_batch"] == pytest.approx(torch_row["edges_per_batch"], rel=0.1)
         assert native["vs_torch"] == pytest.approx(native["edges_per_s"] / torch_row["edges_per_s"])
     assert rows["dgl", 2]["speedup_vs_1_thread"] == pytest.approx(
-        rows["dgl", 2]["edges_per_s"] / rows["dgl", 1]["edges_per_s"])
+        rows["dgl", 2]["edges_per_s"] / rows["dgl", 1]["edges_per_s"]
+    )

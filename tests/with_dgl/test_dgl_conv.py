@@ -12,8 +12,11 @@ import torch
 
 # Not importorskip("dgl"): without DGL, tests/ is on sys.path (conftest), so this folder itself
 # would import as an empty namespace package named dgl.
-dglnn = pytest.importorskip("dgl.nn.pytorch", reason="the DGL drop-in layers are tested against "
-                            "DGL itself (install it in its own environment: DESIGN.md §4)")
+dglnn = pytest.importorskip(
+    "dgl.nn.pytorch",
+    reason="the DGL drop-in layers are tested against "
+    "DGL itself (install it in its own environment: DESIGN.md §4)",
+)
 import dgl  # noqa: E402
 
 from fastgl.integrations.dgl import conv as fconv  # noqa: E402
@@ -73,12 +76,12 @@ def test_test_graphs_cover_the_cases():
 def _inputs(graph, width, paired=False, dst_width=None, seed=1, extra_dims=()):
     """Float64 leaf features for ``graph``: one tensor, or a pair (feat_src, feat_dst)."""
     g = torch.Generator().manual_seed(seed)
-    src = torch.randn(graph.num_src_nodes(), *extra_dims, width, generator=g,
-                      dtype=torch.float64)
+    src = torch.randn(graph.num_src_nodes(), *extra_dims, width, generator=g, dtype=torch.float64)
     if not paired:
         return src.requires_grad_()
-    dst = torch.randn(graph.num_dst_nodes(), *extra_dims, dst_width or width, generator=g,
-                      dtype=torch.float64)
+    dst = torch.randn(
+        graph.num_dst_nodes(), *extra_dims, dst_width or width, generator=g, dtype=torch.float64
+    )
     return src.requires_grad_(), dst.requires_grad_()
 
 
@@ -107,12 +110,14 @@ def _run(layer, graph, feat, edge_weight, **kwargs):
     with respect to the inputs (``input0``, ...) and every parameter (by name)."""
     out = layer(graph, feat, edge_weight=edge_weight, **kwargs)
     outs = out if isinstance(out, tuple) else (out,)
-    grad_out = torch.randn(outs[0].shape, generator=torch.Generator().manual_seed(3),
-                           dtype=outs[0].dtype)
+    grad_out = torch.randn(
+        outs[0].shape, generator=torch.Generator().manual_seed(3), dtype=outs[0].dtype
+    )
     leaves = _leaves(feat, edge_weight)
     params = dict(layer.named_parameters())
-    grads = torch.autograd.grad(outs[0], leaves + list(params.values()), grad_outputs=grad_out,
-                                allow_unused=True)
+    grads = torch.autograd.grad(
+        outs[0], leaves + list(params.values()), grad_outputs=grad_out, allow_unused=True
+    )
     names = [f"input{i}" for i in range(len(leaves))] + list(params)
     return outs, dict(zip(names, grads))
 
@@ -133,7 +138,9 @@ def _compare(factory, graph, feat, edge_weight=None, **kwargs):
             assert a is None or not a.any(), name
         else:
             assert a is not None, name
-            torch.testing.assert_close(a, e, **TOL, msg=lambda m: f"gradient of {name}: {m}")
+            torch.testing.assert_close(
+                a, e, **TOL, msg=lambda m, name=name: f"gradient of {name}: {m}"
+            )
     return actual if len(actual) > 1 else actual[0]
 
 
@@ -143,10 +150,12 @@ def _compare(factory, graph, feat, edge_weight=None, **kwargs):
 GRAPHCONV = {
     "both": lambda m, z: m.GraphConv(IN, OUT, allow_zero_in_degree=z),
     "right-widen": lambda m, z: m.GraphConv(IN, 9, norm="right", allow_zero_in_degree=z),
-    "left-no-bias": lambda m, z: m.GraphConv(IN, OUT, norm="left", bias=False,
-                                             allow_zero_in_degree=z),
-    "none-relu": lambda m, z: m.GraphConv(IN, OUT, norm="none", activation=torch.relu,
-                                          allow_zero_in_degree=z),
+    "left-no-bias": lambda m, z: m.GraphConv(
+        IN, OUT, norm="left", bias=False, allow_zero_in_degree=z
+    ),
+    "none-relu": lambda m, z: m.GraphConv(
+        IN, OUT, norm="none", activation=torch.relu, allow_zero_in_degree=z
+    ),
     "no-weight": lambda m, z: m.GraphConv(IN, IN, weight=False, allow_zero_in_degree=z),
 }
 
@@ -155,8 +164,12 @@ GRAPHCONV = {
 def test_graphconv_pair_and_nd_features_match_dgl(kind):
     graph = _graph(kind)
     _compare(lambda m: m.GraphConv(IN, OUT), graph, _inputs(graph, IN, paired=True))
-    _compare(lambda m: m.GraphConv(IN, OUT, norm="left"), graph,
-             _inputs(graph, IN, extra_dims=(3,)), _edge_weight(graph))
+    _compare(
+        lambda m: m.GraphConv(IN, OUT, norm="left"),
+        graph,
+        _inputs(graph, IN, extra_dims=(3,)),
+        _edge_weight(graph),
+    )
 
 
 @pytest.mark.parametrize("kind", ["graph", "block"])
@@ -177,8 +190,9 @@ def test_graphconv_external_weight_matches_dgl(kind):
 def test_graphconv_external_weight_conflicts_with_own_weight():
     graph = _graph("graph")
     with pytest.raises(dgl.DGLError, match="GraphConv: an external weight"):
-        fconv.GraphConv(IN, OUT)(graph, torch.randn(graph.num_nodes(), IN),
-                                 weight=torch.randn(IN, OUT))
+        fconv.GraphConv(IN, OUT)(
+            graph, torch.randn(graph.num_nodes(), IN), weight=torch.randn(IN, OUT)
+        )
 
 
 def test_graphconv_float32_matches_dgl():
@@ -199,8 +213,9 @@ SAGE = {
     "gcn": lambda m: m.SAGEConv(IN, OUT, "gcn"),
     "gcn-widen-no-bias": lambda m: m.SAGEConv(IN, 9, "gcn", bias=False),
     "pool": lambda m: m.SAGEConv(IN, OUT, "pool", feat_drop=0.3),
-    "pool-no-bias-norm": lambda m: m.SAGEConv(IN, OUT, "pool", bias=False,
-                                              norm=torch.nn.LayerNorm(OUT)),
+    "pool-no-bias-norm": lambda m: m.SAGEConv(
+        IN, OUT, "pool", bias=False, norm=torch.nn.LayerNorm(OUT)
+    ),
 }
 
 
@@ -208,14 +223,20 @@ SAGE = {
 @pytest.mark.parametrize("aggregator", ["mean", "pool"])
 def test_sageconv_pair_of_sizes_matches_dgl(kind, aggregator):
     graph = _graph(kind)
-    _compare(lambda m: m.SAGEConv((IN, IN_DST), OUT, aggregator), graph,
-             _inputs(graph, IN, paired=True, dst_width=IN_DST), _edge_weight(graph))
+    _compare(
+        lambda m: m.SAGEConv((IN, IN_DST), OUT, aggregator),
+        graph,
+        _inputs(graph, IN, paired=True, dst_width=IN_DST),
+        _edge_weight(graph),
+    )
 
 
 def _as_bipartite(graph):
     """The same edges between separate source and destination node types."""
-    return dgl.heterograph({("src", "e", "dst"): graph.edges(order="eid")},
-                           {"src": graph.num_src_nodes(), "dst": graph.num_dst_nodes()})
+    return dgl.heterograph(
+        {("src", "e", "dst"): graph.edges(order="eid")},
+        {"src": graph.num_src_nodes(), "dst": graph.num_dst_nodes()},
+    )
 
 
 @pytest.mark.parametrize("config", ["gcn", "gcn-widen-no-bias"])
@@ -228,15 +249,21 @@ def test_sageconv_gcn_with_a_pair_matches_dgl(config):
     graph = _graph("graph")
     feat, weight = _inputs(graph, IN, paired=True), _edge_weight(graph)
     theirs, ours = _pair_of_layers(SAGE[config])
-    torch.testing.assert_close(ours(graph, feat, edge_weight=weight),
-                               theirs(_as_bipartite(graph), feat, edge_weight=weight), **TOL)
+    torch.testing.assert_close(
+        ours(graph, feat, edge_weight=weight),
+        theirs(_as_bipartite(graph), feat, edge_weight=weight),
+        **TOL,
+    )
     _compare(SAGE[config], _as_bipartite(graph), feat, weight)
 
 
 @pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool"])
 def test_sageconv_graph_without_edges_matches_dgl(aggregator):
     graph = dgl.graph(([], []), num_nodes=5)
-    factory = (lambda m: m.SAGEConv(3, OUT, aggregator))
+
+    def factory(m):
+        return m.SAGEConv(3, OUT, aggregator)
+
     if aggregator != "pool":
         _compare(factory, graph, _inputs(graph, 3))
         return
@@ -247,8 +274,8 @@ def test_sageconv_graph_without_edges_matches_dgl(aggregator):
     out = ours(graph, feat)
     torch.testing.assert_close(out, theirs(graph, feat), **TOL)
     torch.testing.assert_close(out, ours.fc_self(feat), **TOL)
-    grad, = torch.autograd.grad(out.sum(), feat)
-    expected, = torch.autograd.grad(ours.fc_self(feat).sum(), feat)
+    (grad,) = torch.autograd.grad(out.sum(), feat)
+    (expected,) = torch.autograd.grad(ours.fc_self(feat).sum(), feat)
     torch.testing.assert_close(grad, expected, **TOL)
 
 
@@ -275,11 +302,15 @@ def test_sageconv_lstm_is_not_implemented():
 
 GIN = {
     "sum": lambda m: m.GINConv(None, "sum"),
-    "max-learn-eps": lambda m: m.GINConv(torch.nn.Linear(IN, OUT), "max", init_eps=0.3,
-                                         learn_eps=True),
+    "max-learn-eps": lambda m: m.GINConv(
+        torch.nn.Linear(IN, OUT), "max", init_eps=0.3, learn_eps=True
+    ),
     "mean-mlp-relu": lambda m: m.GINConv(
         torch.nn.Sequential(torch.nn.Linear(IN, 8), torch.nn.ReLU(), torch.nn.Linear(8, OUT)),
-        "mean", init_eps=-0.2, activation=torch.relu),
+        "mean",
+        init_eps=-0.2,
+        activation=torch.relu,
+    ),
     "sum-learn-eps": lambda m: m.GINConv(torch.nn.Linear(IN, OUT), "sum", learn_eps=True),
 }
 
@@ -296,15 +327,16 @@ def test_ginconv_pair_and_nd_features_match_dgl(kind):
 
 GAT = {
     "one-head": lambda m, z: m.GATConv(IN, OUT, 1, allow_zero_in_degree=z),
-    "heads": lambda m, z: m.GATConv(IN, OUT, 3, negative_slope=0.1, feat_drop=0.2,
-                                    attn_drop=0.3, allow_zero_in_degree=z),
-    "residual-linear": lambda m, z: m.GATConv(IN, OUT, 2, residual=True,
-                                              activation=torch.nn.functional.elu,
-                                              allow_zero_in_degree=z),
-    "residual-identity": lambda m, z: m.GATConv(2 * 3, 3, 2, residual=True,
-                                                allow_zero_in_degree=z),
-    "residual-no-bias": lambda m, z: m.GATConv(IN, OUT, 2, residual=True, bias=False,
-                                               allow_zero_in_degree=z),
+    "heads": lambda m, z: m.GATConv(
+        IN, OUT, 3, negative_slope=0.1, feat_drop=0.2, attn_drop=0.3, allow_zero_in_degree=z
+    ),
+    "residual-linear": lambda m, z: m.GATConv(
+        IN, OUT, 2, residual=True, activation=torch.nn.functional.elu, allow_zero_in_degree=z
+    ),
+    "residual-identity": lambda m, z: m.GATConv(2 * 3, 3, 2, residual=True, allow_zero_in_degree=z),
+    "residual-no-bias": lambda m, z: m.GATConv(
+        IN, OUT, 2, residual=True, bias=False, allow_zero_in_degree=z
+    ),
     "no-bias": lambda m, z: m.GATConv(IN, OUT, 2, bias=False, allow_zero_in_degree=z),
 }
 
@@ -312,8 +344,13 @@ GAT = {
 @pytest.mark.parametrize("kind", ["graph", "block"])
 def test_gatconv_attention_matches_dgl(kind):
     graph = _graph(kind)
-    _, attention = _compare(lambda m: GAT["heads"](m, False), graph, _inputs(graph, IN),
-                            _edge_weight(graph), get_attention=True)
+    _, attention = _compare(
+        lambda m: GAT["heads"](m, False),
+        graph,
+        _inputs(graph, IN),
+        _edge_weight(graph),
+        get_attention=True,
+    )
     assert attention.shape == (graph.num_edges(), 3, 1)
 
 
@@ -321,17 +358,23 @@ def test_gatconv_attention_matches_dgl(kind):
 @pytest.mark.parametrize("residual", [False, True])
 def test_gatconv_pair_of_sizes_matches_dgl(kind, residual):
     graph = _graph(kind)
-    _compare(lambda m: m.GATConv((IN, IN_DST), OUT, 2, residual=residual,
-                                 allow_zero_in_degree=True),
-             graph, _inputs(graph, IN, paired=True, dst_width=IN_DST))
+    _compare(
+        lambda m: m.GATConv((IN, IN_DST), OUT, 2, residual=residual, allow_zero_in_degree=True),
+        graph,
+        _inputs(graph, IN, paired=True, dst_width=IN_DST),
+    )
 
 
 @pytest.mark.parametrize("kind", ["graph", "block"])
 def test_gatconv_shared_fc_on_a_pair_and_nd_features_match_dgl(kind):
     graph = _graph(kind)
     _compare(lambda m: GAT["residual-linear"](m, False), graph, _inputs(graph, IN, paired=True))
-    _compare(lambda m: GAT["residual-identity"](m, False), graph,
-             _inputs(graph, 6, extra_dims=(2,)), get_attention=True)
+    _compare(
+        lambda m: GAT["residual-identity"](m, False),
+        graph,
+        _inputs(graph, 6, extra_dims=(2,)),
+        get_attention=True,
+    )
 
 
 def test_gatconv_feat_drop_in_training_matches_dgl_with_the_same_seed():
@@ -348,11 +391,16 @@ def test_gatconv_feat_drop_in_training_matches_dgl_with_the_same_seed():
 # ---------------------------------------------------------------------------------------------
 # Across layers: int32 graphs, COO-only graphs, state_dict layouts
 
+
+def _without_residual(factory):
+    return lambda m: factory(m, False)
+
+
 ALL = {
-    **{f"graphconv-{k}": (lambda f: lambda m: f(m, False))(f) for k, f in GRAPHCONV.items()},
+    **{f"graphconv-{k}": _without_residual(f) for k, f in GRAPHCONV.items()},
     **{f"sage-{k}": f for k, f in SAGE.items()},
     **{f"gin-{k}": f for k, f in GIN.items()},
-    **{f"gat-{k}": (lambda f: lambda m: f(m, False))(f) for k, f in GAT.items()},
+    **{f"gat-{k}": _without_residual(f) for k, f in GAT.items()},
 }
 
 
@@ -371,23 +419,28 @@ def _factory_for(config, kind):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_layer_matches_dgl(kind, config, weighted):
     graph = _graph(kind)
-    _compare(_factory_for(config, kind), graph, _inputs(graph, IN),
-             _edge_weight(graph) if weighted else None)
+    _compare(
+        _factory_for(config, kind),
+        graph,
+        _inputs(graph, IN),
+        _edge_weight(graph) if weighted else None,
+    )
 
 
 @pytest.mark.parametrize("config", sorted(ALL))
 def test_state_dict_layouts_are_dgl_s(config):
     theirs, ours = ALL[config](dglnn), ALL[config](fconv)
     theirs_state, ours_state = theirs.state_dict(), ours.state_dict()
-    assert {k: v.shape for k, v in ours_state.items()} == \
-        {k: v.shape for k, v in theirs_state.items()}
-    assert {k: v.dtype for k, v in ours_state.items()} == \
-        {k: v.dtype for k, v in theirs_state.items()}
+    assert {k: v.shape for k, v in ours_state.items()} == {
+        k: v.shape for k, v in theirs_state.items()
+    }
+    assert {k: v.dtype for k, v in ours_state.items()} == {
+        k: v.dtype for k, v in theirs_state.items()
+    }
     theirs.load_state_dict(ours_state, strict=True)  # and back
 
 
-@pytest.mark.parametrize("name", ["graphconv-both", "sage-pool", "gin-max-learn-eps",
-                                  "gat-heads"])
+@pytest.mark.parametrize("name", ["graphconv-both", "sage-pool", "gin-max-learn-eps", "gat-heads"])
 @pytest.mark.parametrize("kind", ["graph", "block"])
 def test_int32_and_coo_only_graphs_match_dgl(name, kind):
     graph = _graph(kind)
@@ -401,6 +454,7 @@ def test_int32_and_coo_only_graphs_match_dgl(name, kind):
 
 # ---------------------------------------------------------------------------------------------
 # Errors
+
 
 def _layers(allow_zero=False):
     return {
@@ -440,8 +494,10 @@ def test_bad_inputs_name_the_layer_and_argument(name):
         layer(graph, torch.randn(n - 1, IN))
     with pytest.raises(ValueError, match=f"{name}: feat has {block.num_dst_nodes()} rows"):
         layer(block, torch.randn(block.num_dst_nodes(), IN))  # a block wants source rows
-    with pytest.raises(ValueError, match=f"{name}: feat_dst has 3 rows but the graph has "
-                                         f"{block.num_dst_nodes()} destination"):
+    with pytest.raises(
+        ValueError,
+        match=f"{name}: feat_dst has 3 rows but the graph has {block.num_dst_nodes()} destination",
+    ):
         layer(block, (torch.randn(block.num_src_nodes(), IN), torch.randn(3, IN)))
     with pytest.raises(ValueError, match=f"{name}: feat must be a floating-point tensor"):
         layer(graph, torch.ones(n, IN, dtype=torch.int64))
@@ -461,8 +517,9 @@ def test_bad_inputs_name_the_layer_and_argument(name):
 @pytest.mark.parametrize("name", ["GraphConv", "SAGEConv", "GATConv"])
 def test_wrong_feature_width_names_the_layer(name):
     graph = _graph("graph")
-    with pytest.raises(ValueError, match=f"{name}: feat has {IN + 1} features but the layer "
-                                         f"expects {IN}"):
+    with pytest.raises(
+        ValueError, match=f"{name}: feat has {IN + 1} features but the layer expects {IN}"
+    ):
         _layers()[name](graph, torch.randn(graph.num_nodes(), IN + 1))
 
 
@@ -480,20 +537,26 @@ def test_bad_constructor_arguments():
 def test_other_bad_forward_inputs():
     graph, block = _graph("graph"), _graph("block")
     n = graph.num_nodes()
-    with pytest.raises(ValueError, match="SAGEConv: aggregator_type='gcn' needs source and "
-                                         "destination features of the same shape"):
+    with pytest.raises(
+        ValueError,
+        match="SAGEConv: aggregator_type='gcn' needs source and "
+        "destination features of the same shape",
+    ):
         fconv.SAGEConv(IN, OUT, "gcn")(graph, (torch.randn(n, IN), torch.randn(n, IN + 1)))
     with pytest.raises(ValueError, match="GATConv: the layer was built for a pair"):
         fconv.GATConv((IN, IN_DST), OUT, 2)(graph, torch.randn(n, IN))
     with pytest.raises(ValueError, match="GraphConv: weight must be 2-D"):
-        fconv.GraphConv(IN, OUT, weight=False)(graph, torch.randn(n, IN),
-                                               weight=torch.randn(IN))
+        fconv.GraphConv(IN, OUT, weight=False)(graph, torch.randn(n, IN), weight=torch.randn(IN))
     bipartite = dgl.heterograph({("u", "e", "v"): ([0, 1], [0, 0])})
-    with pytest.raises(ValueError, match="GINConv: the graph has 2 source and 1 destination "
-                                         "nodes; pass feat as a pair"):
+    with pytest.raises(
+        ValueError,
+        match="GINConv: the graph has 2 source and 1 destination nodes; pass feat as a pair",
+    ):
         fconv.GINConv()(bipartite, torch.randn(2, IN))
     # With a pair, a (non-block) bipartite graph works as in DGL.
     _compare(lambda m: m.GINConv(None, "mean"), bipartite, _inputs(bipartite, IN, paired=True))
-    with pytest.raises(ValueError, match=f"GINConv: feat_src and feat_dst must have the same"):
-        fconv.GINConv()(block, (torch.randn(block.num_src_nodes(), IN),
-                                torch.randn(block.num_dst_nodes(), IN + 1)))
+    with pytest.raises(ValueError, match="GINConv: feat_src and feat_dst must have the same"):
+        fconv.GINConv()(
+            block,
+            (torch.randn(block.num_src_nodes(), IN), torch.randn(block.num_dst_nodes(), IN + 1)),
+        )

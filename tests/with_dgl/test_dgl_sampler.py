@@ -133,12 +133,14 @@ def test_same_seed_same_sample():
 
 def test_dataloader_with_workers_and_lazy_features():
     g = random_graph()
-    sampler = NeighborSampler([4, 4], prefetch_node_feats=["feat"], prefetch_labels=["label"],
-                              prefetch_edge_feats=["w"])
+    sampler = NeighborSampler(
+        [4, 4], prefetch_node_feats=["feat"], prefetch_labels=["label"], prefetch_edge_feats=["w"]
+    )
     seen = []
     for workers in (0, 2):
-        loader = dgl.dataloading.DataLoader(g, torch.arange(100), sampler, batch_size=16,
-                                            shuffle=True, num_workers=workers)
+        loader = dgl.dataloading.DataLoader(
+            g, torch.arange(100), sampler, batch_size=16, shuffle=True, num_workers=workers
+        )
         seeds = []
         for input_nodes, output_nodes, blocks in loader:
             check_block_layout(g, blocks, output_nodes)
@@ -173,11 +175,14 @@ def test_edge_prediction_excludes_seed_edges(exclude):
     half = src.numel()
     reverse = torch.cat([torch.arange(half, 2 * half), torch.arange(0, half)])
     sampler = dgl.dataloading.as_edge_prediction_sampler(
-        NeighborSampler([-1, -1]), exclude=exclude, reverse_eids=reverse,
-        negative_sampler=dgl.dataloading.negative_sampler.Uniform(2))
+        NeighborSampler([-1, -1]),
+        exclude=exclude,
+        reverse_eids=reverse,
+        negative_sampler=dgl.dataloading.negative_sampler.Uniform(2),
+    )
     loader = dgl.dataloading.DataLoader(g, torch.arange(half), sampler, batch_size=64)
     batches = 0
-    for input_nodes, pair_graph, neg_graph, blocks in loader:
+    for _input_nodes, pair_graph, neg_graph, blocks in loader:
         seed_eids = pair_graph.edata[dgl.EID]
         excluded = set(seed_eids.tolist())
         if exclude == "reverse_id":
@@ -230,9 +235,14 @@ def test_bad_arguments_are_rejected():
 def test_gpu_graph_and_uva(mode):
     g = random_graph()
     graph = g.to("cuda") if mode == "gpu_graph" else g
-    loader = dgl.dataloading.DataLoader(graph, torch.arange(64, device="cuda"),
-                                        NeighborSampler([3, 3]), batch_size=16, device="cuda",
-                                        use_uva=mode == "uva")
-    for input_nodes, output_nodes, blocks in loader:
+    loader = dgl.dataloading.DataLoader(
+        graph,
+        torch.arange(64, device="cuda"),
+        NeighborSampler([3, 3]),
+        batch_size=16,
+        device="cuda",
+        use_uva=mode == "uva",
+    )
+    for _input_nodes, output_nodes, blocks in loader:
         assert all(b.device.type == "cuda" for b in blocks)
         check_block_layout(g, [b.to("cpu") for b in blocks], output_nodes.cpu())

@@ -31,19 +31,21 @@ def block_digest(input_nodes, blocks) -> str:
     h = hashlib.sha256(input_nodes.to(torch.int64).numpy().tobytes())
     for block in blocks:
         src, dst = block.edges()
-        for t in (block.srcdata[dgl.NID], block.dstdata[dgl.NID], src, dst,
-                  block.edata[dgl.EID]):
+        for t in (block.srcdata[dgl.NID], block.dstdata[dgl.NID], src, dst, block.edata[dgl.EID]):
             h.update(t.to(torch.int64).numpy().tobytes())
     return h.hexdigest()[:16]
 
 
-@pytest.mark.parametrize("idtype,options,expected", [
-    (torch.int64, dict(fanouts=[5, 10, 15]), "51fb6b0f10c971b6"),
-    (torch.int32, dict(fanouts=[3, 8]), "738dad2554c7d1a9"),
-    (torch.int64, dict(fanouts=[4, 6], replace=True), "dca60afbff17a89e"),
-    (torch.int64, dict(fanouts=[4, 6], prob="p"), "f2f6bf897fac5376"),
-    (torch.int64, dict(fanouts=[-1, 2]), "09704c36a8d842d4"),
-])
+@pytest.mark.parametrize(
+    "idtype,options,expected",
+    [
+        (torch.int64, dict(fanouts=[5, 10, 15]), "51fb6b0f10c971b6"),
+        (torch.int32, dict(fanouts=[3, 8]), "738dad2554c7d1a9"),
+        (torch.int64, dict(fanouts=[4, 6], replace=True), "dca60afbff17a89e"),
+        (torch.int64, dict(fanouts=[4, 6], prob="p"), "f2f6bf897fac5376"),
+        (torch.int64, dict(fanouts=[-1, 2]), "09704c36a8d842d4"),
+    ],
+)
 def test_blocks_are_pinned(idtype, options, expected):
     g = pinned_graph(idtype)
     seeds = ((torch.arange(50) * 41) % NUM_NODES).to(idtype)

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("dgl", reason="DGL is not installed (it runs in the DGL environment)")
 
-from examples_support import PLANETOID, SEEDS, example_accuracy, mean, native_accuracy  # noqa: E402
+from examples_support import PLANETOID, SEEDS, example_accuracy, mean, native_accuracy
 
 
 @pytest.mark.skipif(not PLANETOID.exists(), reason="../shared/data/planetoid is not present")

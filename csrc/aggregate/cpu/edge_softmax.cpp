@@ -31,14 +31,14 @@ at::Tensor edge_softmax_cpu(const at::Tensor& indptr, const at::Tensor& scores) 
   at::Tensor out = at::empty_like(scores_c);
   prefault_for_write(out);
   const int64_t heads = scores.size(1);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(),
-                                  "edge_softmax_cpu", [&] {
-    const scalar_t* s = scores_c.data_ptr<scalar_t>();
-    scalar_t* y = out.data_ptr<scalar_t>();
-    for_each_row_head(indptr_c, heads, [&](int64_t first, int64_t last, int64_t h) {
-      softmax_segment(s, y, first, last, heads, h);
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, scores.scalar_type(), "edge_softmax_cpu", [&] {
+        const scalar_t* s = scores_c.data_ptr<scalar_t>();
+        scalar_t* y = out.data_ptr<scalar_t>();
+        for_each_row_head(indptr_c, heads, [&](int64_t first, int64_t last, int64_t h) {
+          softmax_segment(s, y, first, last, heads, h);
+        });
+      });
   return out;
 }
 
@@ -50,15 +50,15 @@ at::Tensor edge_softmax_backward_cpu(const at::Tensor& indptr, const at::Tensor&
   at::Tensor grad_scores = at::empty_like(out_c);
   prefault_for_write(grad_scores);
   const int64_t heads = out.size(1);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(),
-                                  "edge_softmax_backward_cpu", [&] {
-    const scalar_t* y = out_c.data_ptr<scalar_t>();
-    const scalar_t* g = grad_c.data_ptr<scalar_t>();
-    scalar_t* gs = grad_scores.data_ptr<scalar_t>();
-    for_each_row_head(indptr_c, heads, [&](int64_t first, int64_t last, int64_t h) {
-      softmax_backward_segment(y, g, gs, first, last, heads, h);
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, out.scalar_type(), "edge_softmax_backward_cpu", [&] {
+        const scalar_t* y = out_c.data_ptr<scalar_t>();
+        const scalar_t* g = grad_c.data_ptr<scalar_t>();
+        scalar_t* gs = grad_scores.data_ptr<scalar_t>();
+        for_each_row_head(indptr_c, heads, [&](int64_t first, int64_t last, int64_t h) {
+          softmax_backward_segment(y, g, gs, first, last, heads, h);
+        });
+      });
   return grad_scores;
 }
 

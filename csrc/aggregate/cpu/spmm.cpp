@@ -19,8 +19,7 @@ constexpr int64_t kRowGrain = 64;
 
 // Row r reduces the edges `selector` picks from it, in slot order; `arg_out` (the winning slot
 // per feature) is written when not null.
-template <template <typename> class Reducer, typename Selector, typename scalar_t,
-          typename index_t>
+template <template <typename> class Reducer, typename Selector, typename scalar_t, typename index_t>
 void spmm_rows(const at::Tensor& indptr, const at::Tensor& indices, const scalar_t* weight,
                const at::Tensor& x, Selector selector, at::Tensor& out, int64_t* arg_out) {
   using acc_t = at::opmath_type<scalar_t>;
@@ -93,13 +92,17 @@ at::Tensor CpuSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_cpu", [&] {
       const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
       if constexpr (std::is_same_v<Reducer<double>, SumReducer<double>>) {
-        const SumRowsArgs<scalar_t, index_t, Selector> args{
-            indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
-            x_c.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), x.size(1), selector};
+        const SumRowsArgs<scalar_t, index_t, Selector> args{indptr_c.data_ptr<int64_t>(),
+                                                            indices_c.data_ptr<index_t>(),
+                                                            w,
+                                                            x_c.data_ptr<scalar_t>(),
+                                                            out.data_ptr<scalar_t>(),
+                                                            x.size(1),
+                                                            selector};
         sum_rows(args, indptr.numel() - 1, x.size(0));
       } else {
-        spmm_rows<Reducer, Selector, scalar_t, index_t>(indptr_c, indices_c, w, x_c, selector,
-                                                        out, arg_out);
+        spmm_rows<Reducer, Selector, scalar_t, index_t>(indptr_c, indices_c, w, x_c, selector, out,
+                                                        arg_out);
       }
     });
   });

@@ -86,14 +86,14 @@ at::Tensor spmm_max_backward_x_cpu(const at::Tensor& t_indptr, const at::Tensor&
   const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
   at::Tensor grad_x = at::empty({t_indptr.numel() - 1, grad.size(1)}, grad.options());
   prefault_for_write(grad_x);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
-                                  "spmm_max_backward_x_cpu", [&] {
-    AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x_cpu", [&] {
-      const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      max_backward_x_rows<scalar_t, index_t>(t_indptr_c, t_rows_c, t_slots_c, w, arg_c, grad_c,
-                                             grad_x);
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_x_cpu", [&] {
+        AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x_cpu", [&] {
+          const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
+          max_backward_x_rows<scalar_t, index_t>(t_indptr_c, t_rows_c, t_slots_c, w, arg_c, grad_c,
+                                                 grad_x);
+        });
+      });
   return grad_x;
 }
 
@@ -105,13 +105,13 @@ at::Tensor spmm_max_backward_weight_cpu(const at::Tensor& indptr, const at::Tens
   const at::Tensor x_c = x.contiguous(), arg_c = arg.contiguous(), grad_c = grad.contiguous();
   at::Tensor grad_weight = at::empty({indices.numel()}, grad.options());
   prefault_for_write(grad_weight);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
-                                  "spmm_max_backward_weight_cpu", [&] {
-    AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight_cpu", [&] {
-      max_backward_weight_rows<scalar_t, index_t>(indptr_c, indices_c, x_c, arg_c, grad_c,
-                                                  grad_weight);
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_weight_cpu", [&] {
+        AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight_cpu", [&] {
+          max_backward_weight_rows<scalar_t, index_t>(indptr_c, indices_c, x_c, arg_c, grad_c,
+                                                      grad_weight);
+        });
+      });
   return grad_weight;
 }
 

@@ -21,18 +21,18 @@
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdint>
-#include <unistd.h>
-#include <vector>
 #include <cstdlib>
+#include <vector>
 
 namespace fastgl::aggregate {
 
 constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kMaxSlabBytes = 1024;  // the accumulator of one slab stays in registers/L1
 constexpr int64_t kPrefetchEdges = 8;    // rows of x requested this many edges ahead
-constexpr int64_t kTasksPerThread = 4;  // row ranges of equal work per thread
+constexpr int64_t kTasksPerThread = 4;   // row ranges of equal work per thread
 
 // The cache Algorithm 6 sizes slabs by. The paper takes the private cache; measured here, slabs
 // of an L2's size were 10-60% slower than whole rows (sources of one edge at a time are then read
@@ -104,15 +104,21 @@ FASTGL_MULTIVERSION void sum_slab_rows(const SumRowsArgs<scalar_t, index_t, Sele
 
 // sum_slab_rows with the slab's width fixed at compile time where it is a common one.
 template <typename scalar_t, typename index_t, typename Selector>
-void sum_slab(const SumRowsArgs<scalar_t, index_t, Selector>& a, int64_t row_begin,
-              int64_t row_end, int64_t c0, int64_t width) {
+void sum_slab(const SumRowsArgs<scalar_t, index_t, Selector>& a, int64_t row_begin, int64_t row_end,
+              int64_t c0, int64_t width) {
   switch (width) {
-    case 16: return sum_slab_rows<16>(a, row_begin, row_end, c0, width);
-    case 32: return sum_slab_rows<32>(a, row_begin, row_end, c0, width);
-    case 64: return sum_slab_rows<64>(a, row_begin, row_end, c0, width);
-    case 128: return sum_slab_rows<128>(a, row_begin, row_end, c0, width);
-    case 256: return sum_slab_rows<256>(a, row_begin, row_end, c0, width);
-    default: return sum_slab_rows<0>(a, row_begin, row_end, c0, width);
+    case 16:
+      return sum_slab_rows<16>(a, row_begin, row_end, c0, width);
+    case 32:
+      return sum_slab_rows<32>(a, row_begin, row_end, c0, width);
+    case 64:
+      return sum_slab_rows<64>(a, row_begin, row_end, c0, width);
+    case 128:
+      return sum_slab_rows<128>(a, row_begin, row_end, c0, width);
+    case 256:
+      return sum_slab_rows<256>(a, row_begin, row_end, c0, width);
+    default:
+      return sum_slab_rows<0>(a, row_begin, row_end, c0, width);
   }
 }
 
@@ -128,7 +134,10 @@ inline std::vector<int64_t> balanced_row_bounds(const int64_t* row_start, int64_
     int64_t lo = bounds[i - 1], hi = num_rows;  // first row whose work prefix reaches target
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (row_start[mid] - row_start[0] + mid < target) lo = mid + 1; else hi = mid;
+      if (row_start[mid] - row_start[0] + mid < target)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     bounds[i] = lo;
   }

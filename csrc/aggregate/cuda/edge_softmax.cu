@@ -42,14 +42,14 @@ at::Tensor edge_softmax_cuda(const at::Tensor& indptr, const at::Tensor& scores)
   at::Tensor out = at::empty_like(scores_c);
   const int64_t num_rows = indptr.numel() - 1, heads = scores.size(1);
   if (num_rows * heads == 0) return out;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(),
-                                  "edge_softmax_cuda", [&] {
-    edge_softmax_kernel<scalar_t><<<blocks_for(num_rows * heads), kThreadsPerBlock, 0,
-                                    fastgl::cuda::current_stream()>>>(
-        indptr_c.data_ptr<int64_t>(), num_rows, heads, scores_c.data_ptr<scalar_t>(),
-        out.data_ptr<scalar_t>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, scores.scalar_type(), "edge_softmax_cuda", [&] {
+        edge_softmax_kernel<scalar_t>
+            <<<blocks_for(num_rows * heads), kThreadsPerBlock, 0, fastgl::cuda::current_stream()>>>(
+                indptr_c.data_ptr<int64_t>(), num_rows, heads, scores_c.data_ptr<scalar_t>(),
+                out.data_ptr<scalar_t>());
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
   return out;
 }
 
@@ -62,14 +62,14 @@ at::Tensor edge_softmax_backward_cuda(const at::Tensor& indptr, const at::Tensor
   at::Tensor grad_scores = at::empty_like(out_c);
   const int64_t num_rows = indptr.numel() - 1, heads = out.size(1);
   if (num_rows * heads == 0) return grad_scores;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(),
-                                  "edge_softmax_backward_cuda", [&] {
-    edge_softmax_backward_kernel<scalar_t><<<blocks_for(num_rows * heads), kThreadsPerBlock, 0,
-                                             fastgl::cuda::current_stream()>>>(
-        indptr_c.data_ptr<int64_t>(), num_rows, heads, out_c.data_ptr<scalar_t>(),
-        grad_c.data_ptr<scalar_t>(), grad_scores.data_ptr<scalar_t>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, out.scalar_type(), "edge_softmax_backward_cuda", [&] {
+        edge_softmax_backward_kernel<scalar_t>
+            <<<blocks_for(num_rows * heads), kThreadsPerBlock, 0, fastgl::cuda::current_stream()>>>(
+                indptr_c.data_ptr<int64_t>(), num_rows, heads, out_c.data_ptr<scalar_t>(),
+                grad_c.data_ptr<scalar_t>(), grad_scores.data_ptr<scalar_t>());
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
   return grad_scores;
 }
 

@@ -20,8 +20,7 @@ using fastgl::cuda::current_stream;
 
 // Row r reduces the edges `selector` picks from it, in slot order; `arg_out` (the winning slot
 // per feature, for max) is written when not null.
-template <template <typename> class Reducer, typename Selector, typename scalar_t,
-          typename index_t>
+template <template <typename> class Reducer, typename Selector, typename scalar_t, typename index_t>
 __global__ void spmm_kernel(const int64_t* row_start, const index_t* column, const scalar_t* weight,
                             const scalar_t* x, int64_t num_rows, int64_t dim, Selector selector,
                             scalar_t* out, int64_t* arg_out) {
@@ -106,8 +105,7 @@ at::Tensor CudaSpmm::run(const at::Tensor& indptr, const at::Tensor& indices,
       spmm_kernel<Reducer, Selector, scalar_t, index_t>
           <<<warp_row_blocks(num_rows, dim), warp_row_threads(), 0, current_stream()>>>(
               indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), w,
-              x_c.data_ptr<scalar_t>(), num_rows, dim, selector, out.data_ptr<scalar_t>(),
-              arg_out);
+              x_c.data_ptr<scalar_t>(), num_rows, dim, selector, out.data_ptr<scalar_t>(), arg_out);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
@@ -129,9 +127,8 @@ at::Tensor sddmm_cuda(const at::Tensor& indptr, const at::Tensor& indices, const
     AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "sddmm_cuda", [&] {
       sddmm_kernel<scalar_t, index_t>
           <<<warp_row_blocks(num_rows, 1), warp_row_threads(), 0, current_stream()>>>(
-              indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(),
-              a_c.data_ptr<scalar_t>(), b_c.data_ptr<scalar_t>(), num_rows, a.size(1),
-              out.data_ptr<scalar_t>());
+              indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), a_c.data_ptr<scalar_t>(),
+              b_c.data_ptr<scalar_t>(), num_rows, a.size(1), out.data_ptr<scalar_t>());
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });

@@ -16,8 +16,8 @@ using fastgl::cuda::current_stream;
 template <typename scalar_t, typename index_t>
 __global__ void max_backward_x_kernel(const int64_t* start, const index_t* rows,
                                       const int64_t* slots, const scalar_t* weight,
-                                      const int64_t* winner, const scalar_t* grad,
-                                      int64_t num_src, int64_t dim, scalar_t* grad_x) {
+                                      const int64_t* winner, const scalar_t* grad, int64_t num_src,
+                                      int64_t dim, scalar_t* grad_x) {
   using acc_t = at::opmath_type<scalar_t>;
   const int64_t s = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.y;
   if (s >= num_src) return;
@@ -64,8 +64,8 @@ __global__ void max_backward_weight_kernel(const int64_t* start, const index_t* 
 
 at::Tensor spmm_max_backward_x_cuda(const at::Tensor& t_indptr, const at::Tensor& t_rows,
                                     const at::Tensor& t_slots,
-                                    const c10::optional<at::Tensor>& weight,
-                                    const at::Tensor& arg, const at::Tensor& grad) {
+                                    const c10::optional<at::Tensor>& weight, const at::Tensor& arg,
+                                    const at::Tensor& grad) {
   check_spmm_max_backward_x_inputs(t_indptr, t_rows, t_slots, weight, arg, grad);
   const c10::cuda::CUDAGuard device_guard(grad.device());
   const at::Tensor t_indptr_c = t_indptr.contiguous(), t_rows_c = t_rows.contiguous();
@@ -75,18 +75,18 @@ at::Tensor spmm_max_backward_x_cuda(const at::Tensor& t_indptr, const at::Tensor
   const int64_t num_src = t_indptr.numel() - 1, dim = grad.size(1);
   at::Tensor grad_x = at::empty({num_src, dim}, grad.options());
   if (num_src == 0 || dim == 0) return grad_x;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
-                                  "spmm_max_backward_x_cuda", [&] {
-    AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x_cuda", [&] {
-      const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
-      max_backward_x_kernel<scalar_t, index_t>
-          <<<warp_row_blocks(num_src, dim), warp_row_threads(), 0, current_stream()>>>(
-              t_indptr_c.data_ptr<int64_t>(), t_rows_c.data_ptr<index_t>(),
-              t_slots_c.data_ptr<int64_t>(), w, arg_c.data_ptr<int64_t>(),
-              grad_c.data_ptr<scalar_t>(), num_src, dim, grad_x.data_ptr<scalar_t>());
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_x_cuda", [&] {
+        AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x_cuda", [&] {
+          const scalar_t* w = weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr;
+          max_backward_x_kernel<scalar_t, index_t>
+              <<<warp_row_blocks(num_src, dim), warp_row_threads(), 0, current_stream()>>>(
+                  t_indptr_c.data_ptr<int64_t>(), t_rows_c.data_ptr<index_t>(),
+                  t_slots_c.data_ptr<int64_t>(), w, arg_c.data_ptr<int64_t>(),
+                  grad_c.data_ptr<scalar_t>(), num_src, dim, grad_x.data_ptr<scalar_t>());
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
+      });
   return grad_x;
 }
 
@@ -100,17 +100,17 @@ at::Tensor spmm_max_backward_weight_cuda(const at::Tensor& indptr, const at::Ten
   const int64_t num_rows = indptr.numel() - 1;
   at::Tensor grad_weight = at::empty({indices.numel()}, grad.options());
   if (num_rows == 0 || indices.numel() == 0) return grad_weight;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(),
-                                  "spmm_max_backward_weight_cuda", [&] {
-    AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight_cuda", [&] {
-      max_backward_weight_kernel<scalar_t, index_t>
-          <<<warp_row_blocks(num_rows, 1), warp_row_threads(), 0, current_stream()>>>(
-              indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(),
-              x_c.data_ptr<scalar_t>(), arg_c.data_ptr<int64_t>(), grad_c.data_ptr<scalar_t>(),
-              num_rows, grad.size(1), grad_weight.data_ptr<scalar_t>());
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_weight_cuda", [&] {
+        AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight_cuda", [&] {
+          max_backward_weight_kernel<scalar_t, index_t>
+              <<<warp_row_blocks(num_rows, 1), warp_row_threads(), 0, current_stream()>>>(
+                  indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(),
+                  x_c.data_ptr<scalar_t>(), arg_c.data_ptr<int64_t>(), grad_c.data_ptr<scalar_t>(),
+                  num_rows, grad.size(1), grad_weight.data_ptr<scalar_t>());
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
+      });
   return grad_weight;
 }
 

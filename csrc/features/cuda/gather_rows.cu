@@ -31,10 +31,10 @@ void launch(const void* x, const int64_t* src_rows, void* out, const int64_t* ds
             RowCopy copy) {
   const int64_t blocks =
       std::min<int64_t>((copy.num_rows + kRowsPerBlock - 1) / kRowsPerBlock, 1 << 20);
-  gather_rows_kernel<Word><<<blocks, fastgl::cuda::kThreadsPerBlock, 0,
-                             fastgl::cuda::current_stream()>>>(
-      static_cast<const Word*>(x), src_rows, static_cast<Word*>(out), dst_rows, copy.num_rows,
-      copy.row_bytes / static_cast<int64_t>(sizeof(Word)));
+  gather_rows_kernel<Word>
+      <<<blocks, fastgl::cuda::kThreadsPerBlock, 0, fastgl::cuda::current_stream()>>>(
+          static_cast<const Word*>(x), src_rows, static_cast<Word*>(out), dst_rows, copy.num_rows,
+          copy.row_bytes / static_cast<int64_t>(sizeof(Word)));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -68,11 +68,16 @@ void gather_rows_cuda(const at::Tensor& x, const c10::optional<at::Tensor>& inde
   const void* src = x.data_ptr();
   void* dst = out.data_ptr();
   switch (word_bytes(src, dst, copy.row_bytes)) {
-    case 16: return launch<uint4>(src, src_rows, dst, dst_rows, copy);
-    case 8: return launch<uint2>(src, src_rows, dst, dst_rows, copy);
-    case 4: return launch<uint32_t>(src, src_rows, dst, dst_rows, copy);
-    case 2: return launch<uint16_t>(src, src_rows, dst, dst_rows, copy);
-    default: return launch<uint8_t>(src, src_rows, dst, dst_rows, copy);
+    case 16:
+      return launch<uint4>(src, src_rows, dst, dst_rows, copy);
+    case 8:
+      return launch<uint2>(src, src_rows, dst, dst_rows, copy);
+    case 4:
+      return launch<uint32_t>(src, src_rows, dst, dst_rows, copy);
+    case 2:
+      return launch<uint16_t>(src, src_rows, dst, dst_rows, copy);
+    default:
+      return launch<uint8_t>(src, src_rows, dst, dst_rows, copy);
   }
 }
 

@@ -3,8 +3,8 @@
 // histograms are turned into per-chunk write cursors (node by node, chunk by chunk), and each
 // chunk then writes its edges to their slots in input order. A node's slots therefore hold its
 // edges in input order however many threads ran, and no slot is sorted afterwards.
-#include "common/page_advice.h"
 #include "graph/csc_from_coo.h"
+#include "common/page_advice.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>

@@ -11,8 +11,9 @@ namespace fastgl::graph {
 namespace {
 
 // Slot order -> CSC arrays.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_permutation(
-    const at::Tensor& src, const at::Tensor& counts, const at::Tensor& perm) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_permutation(const at::Tensor& src,
+                                                                    const at::Tensor& counts,
+                                                                    const at::Tensor& perm) {
   at::Tensor indptr = at::zeros({counts.numel() + 1}, counts.options().dtype(at::kLong));
   indptr.narrow(0, 1, counts.numel()).copy_(at::cumsum(counts, 0));
   return {indptr, src.index_select(0, perm), perm};
@@ -27,8 +28,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cuda(const at::Tenso
   const c10::cuda::CUDAGuard device_guard(dst.device());
   const at::Tensor target = dst.to(at::kLong);
   // c10::optional<bool>: a plain `true` would pick the (dim, descending) overload instead.
-  const at::Tensor perm = std::get<1>(
-      at::sort(target, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
+  const at::Tensor perm =
+      std::get<1>(at::sort(target, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
   const at::Tensor counts = at::bincount(target, /*weights=*/{}, /*minlength=*/num_nodes);
   auto [indptr, indices, slots] = csc_from_permutation(src, counts, perm);
   return built_csc(indptr, indices, slots, num_nodes);

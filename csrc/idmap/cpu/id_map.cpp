@@ -32,8 +32,8 @@ std::tuple<at::Tensor, at::Tensor> id_map_cpu(const at::Tensor& prefix, const at
   check_id_map_inputs(prefix, ids);
   const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
   const at::Tensor ids64 = ids.to(at::kLong).contiguous();
-  const KeySequence keys{prefix64.data_ptr<int64_t>(), prefix64.numel(),
-                         ids64.data_ptr<int64_t>(), ids64.numel()};
+  const KeySequence keys{prefix64.data_ptr<int64_t>(), prefix64.numel(), ids64.data_ptr<int64_t>(),
+                         ids64.numel()};
   const int64_t num_prefix = keys.num_prefix, num_ids = keys.num_ids;
 
   const int64_t num_shards = num_shards_for(keys.size());

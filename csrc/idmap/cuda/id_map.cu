@@ -36,8 +36,8 @@ __global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n,
   }
 }
 
-__global__ void mark_first_occurrence_kernel(DeviceTable table, const int64_t* slot_of,
-                                             int64_t n, int64_t num_prefix, bool* is_first) {
+__global__ void mark_first_occurrence_kernel(DeviceTable table, const int64_t* slot_of, int64_t n,
+                                             int64_t num_prefix, bool* is_first) {
   for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) {
     is_first[i] = table.first[slot_of[i]] == num_prefix + i;
   }

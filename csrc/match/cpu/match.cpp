@@ -1,6 +1,6 @@
 // CPU match and overlap_counts on the sharded tables of id_map (idmap/cpu/sharded_table.h).
-#include "idmap/cpu/sharded_table.h"
 #include "match/match.h"
+#include "idmap/cpu/sharded_table.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -86,7 +86,8 @@ std::vector<uint64_t> membership_masks(const int64_t* local, const int64_t* offs
 // Upper triangle of the pair counts: every node adds one to each pair (i <= j) of its sets.
 at::Tensor count_pairs(const std::vector<uint64_t>& masks, int64_t num_sets) {
   const int64_t n = static_cast<int64_t>(masks.size());
-  const int64_t num_chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kGrain));
+  const int64_t num_chunks =
+      std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kGrain));
   std::vector<int64_t> partial(num_chunks * num_sets * num_sets, 0);
   at::parallel_for(0, num_chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
@@ -104,7 +105,8 @@ at::Tensor count_pairs(const std::vector<uint64_t>& masks, int64_t num_sets) {
   at::Tensor upper = at::zeros({num_sets, num_sets}, at::kLong);
   int64_t* out = upper.data_ptr<int64_t>();
   for (int64_t c = 0; c < num_chunks; ++c) {
-    for (int64_t k = 0; k < num_sets * num_sets; ++k) out[k] += partial[c * num_sets * num_sets + k];
+    for (int64_t k = 0; k < num_sets * num_sets; ++k)
+      out[k] += partial[c * num_sets * num_sets + k];
   }
   return upper;
 }
@@ -113,9 +115,9 @@ at::Tensor overlap_counts_cpu(const at::Tensor& nodes, const at::Tensor& offsets
   const int64_t num_sets = check_overlap_counts_inputs(nodes, offsets);
   const at::Tensor nodes64 = nodes.to(at::kLong).contiguous();
   const auto [unique, local] = idmap::id_map_cpu(nodes64.new_empty({0}), nodes64);
-  const std::vector<uint64_t> masks = membership_masks(
-      local.data_ptr<int64_t>(), offsets.contiguous().data_ptr<int64_t>(), num_sets,
-      unique.numel());
+  const std::vector<uint64_t> masks =
+      membership_masks(local.data_ptr<int64_t>(), offsets.contiguous().data_ptr<int64_t>(),
+                       num_sets, unique.numel());
   return symmetric_from_upper(count_pairs(masks, num_sets));
 }
 

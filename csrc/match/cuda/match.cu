@@ -93,8 +93,8 @@ at::Tensor overlap_counts_cuda(const at::Tensor& nodes, const at::Tensor& offset
   if (nodes64.numel() == 0) return upper;
   const auto [unique, local] = idmap::id_map_cuda(nodes64.new_empty({0}), nodes64);
   // dim 0, then output_size (the third argument is dim: passing the size there fails).
-  const at::Tensor set_of = at::repeat_interleave(
-      at::arange(num_sets, nodes64.options()), offsets.diff(), 0, nodes64.numel());
+  const at::Tensor set_of = at::repeat_interleave(at::arange(num_sets, nodes64.options()),
+                                                  offsets.diff(), 0, nodes64.numel());
   at::Tensor masks = at::zeros({unique.numel()}, nodes64.options());
   at::Tensor error_flags = at::zeros({1}, nodes64.options().dtype(at::kInt));
   const cudaStream_t stream = fastgl::cuda::current_stream();

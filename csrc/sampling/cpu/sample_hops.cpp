@@ -4,11 +4,11 @@
 // chunks in order through the batch's hash table (Fused-Map), which lives across hops: nothing
 // is re-inserted or re-sorted, and the first-occurrence numbering is the sequential one
 // whatever the thread count.
+#include "sampling/sample_hops.h"
 #include "common/block_pool.h"
 #include "common/ordered_pipeline.h"
 #include "idmap/cpu/growing_id_map.h"
 #include "sampling/neighbor_draw.h"
-#include "sampling/sample_hops.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -56,8 +56,7 @@ at::Tensor into_tensor(Buffer&& buffer, const at::TensorOptions& options) {
   auto owner = std::make_unique<Buffer>(std::move(buffer));
   Buffer* const data = owner.get();
   at::Tensor tensor = at::from_blob(
-      data->data(), {static_cast<int64_t>(data->size())}, [data](void*) { delete data; },
-      options);
+      data->data(), {static_cast<int64_t>(data->size())}, [data](void*) { delete data; }, options);
   owner.release();  // the tensor's deleter frees it now
   return tensor;
 }
@@ -107,8 +106,8 @@ class HopSampler {
   // A node's in-edge range, checked as it is read: the op never scans the whole indptr.
   Adjacency in_edges_of(int64_t node) const {
     const int64_t start = g_.col_start[node], stop = g_.col_start[node + 1];
-    FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError,
-                 " (node ", node, ")");
+    FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError, " (node ",
+                 node, ")");
     return {start, stop - start};
   }
 
@@ -143,8 +142,8 @@ class HopSampler {
     for (int64_t p = 0; p < num_pairs; ++p) offset[p + 1] += offset[p];
 
     const int64_t first = static_cast<int64_t>(window.row.size());
-    check_output_fits(kHopsOp, "the sampled edges", first + offset[num_pairs],
-                      3 * sizeof(int64_t), at::kCPU);
+    check_output_fits(kHopsOp, "the sampled edges", first + offset[num_pairs], 3 * sizeof(int64_t),
+                      at::kCPU);
     for (auto* edges : {&window.row, &window.col, &window.edge_ids}) {
       edges->resize(first + offset[num_pairs]);
     }
@@ -170,8 +169,8 @@ class HopSampler {
   }
 
   // Pair `stream` draws `count` of a transit's in-edges into edge_ids[first ..] as CSC slots.
-  void draw_slots(uint64_t stream, const DrawConfig& hop, Adjacency in_edges,
-                  int64_t first, int64_t count, WindowSample& window) const {
+  void draw_slots(uint64_t stream, const DrawConfig& hop, Adjacency in_edges, int64_t first,
+                  int64_t count, WindowSample& window) const {
     int64_t* slot = window.edge_ids.data() + first;
     draw_neighbor_offsets(hop, stream, g_.weight_from(in_edges.start), in_edges.degree, count,
                           slot);
@@ -277,10 +276,12 @@ HopsResult sample_hops_cpu(const HopsInputs& in) {
   return dispatch_csc_types(in.indices, in.weight, [&](auto index_tag, auto weight_ptr) {
     using index_t = decltype(index_tag);
     using weight_t = std::remove_const_t<std::remove_pointer_t<decltype(weight_ptr)>>;
-    const Csc<index_t, weight_t> g{in.indptr.data_ptr<int64_t>(), in.indices.data_ptr<index_t>(),
+    const Csc<index_t, weight_t> g{in.indptr.data_ptr<int64_t>(),
+                                   in.indices.data_ptr<index_t>(),
                                    weight_ptr,
                                    in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
-                                   in.indptr.numel() - 1, in.indices.numel()};
+                                   in.indptr.numel() - 1,
+                                   in.indices.numel()};
     return sample_hops_typed(g, in.seeds, in.seed_offsets, in.cfg);
   });
 }

@@ -38,8 +38,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   for (int64_t p = 0; p < num_pairs; ++p) out_ptr[p + 1] += out_ptr[p];
 
   const int64_t total = out_ptr[num_pairs];
-  check_output_fits("sample_neighbors", "the sample", total, 2 * sizeof(int64_t),
-                    indptr.device());
+  check_output_fits("sample_neighbors", "the sample", total, 2 * sizeof(int64_t), indptr.device());
   at::Tensor neighbors = at::empty({total}, transits.options());
   at::Tensor edge_pos = at::empty({total}, transits.options());
   int64_t* out_neighbor = neighbors.data_ptr<int64_t>();

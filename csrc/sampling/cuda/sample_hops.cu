@@ -34,10 +34,10 @@ std::vector<int64_t> exclusive_sum(const std::vector<int64_t>& counts) {
 
 // Every node of the window so far, batch-major and in local-id order within a batch.
 struct WindowNodes {
-  at::Tensor keys;                // node keys: node, or tree * N + node when disjoint
-  at::Tensor batch;               // batch of each node
-  std::vector<int64_t> count;     // nodes per batch
-  int64_t key_range;              // keys are < key_range: (batch, key) -> batch * range + key
+  at::Tensor keys;             // node keys: node, or tree * N + node when disjoint
+  at::Tensor batch;            // batch of each node
+  std::vector<int64_t> count;  // nodes per batch
+  int64_t key_range;           // keys are < key_range: (batch, key) -> batch * range + key
 
   at::Tensor local_ids() const {  // local id of every node: position minus its batch's start
     const at::Tensor start = host_long(exclusive_sum(count), keys.options());
@@ -76,9 +76,9 @@ std::pair<at::Tensor, std::vector<int64_t>> relabel(WindowNodes& nodes, const at
   for (int64_t b = 0; b < num_batches; ++b) new_count[b] = bounds[b + 1] - bounds[b];
 
   const at::Tensor is_old = first < num_old;
-  const at::Tensor old_local =
-      num_old ? nodes.local_ids().index_select(0, first.clamp_max(num_old - 1))
-              : at::zeros_like(first);
+  const at::Tensor old_local = num_old
+                                   ? nodes.local_ids().index_select(0, first.clamp_max(num_old - 1))
+                                   : at::zeros_like(first);
   const at::Tensor new_local = host_long(nodes.count, options).index_select(0, batch) +
                                rank.index_select(0, (first - num_old).clamp_min(0)) - 1 -
                                rank_bounds.narrow(0, 0, num_batches).index_select(0, batch);
@@ -88,15 +88,16 @@ std::pair<at::Tensor, std::vector<int64_t>> relabel(WindowNodes& nodes, const at
   std::vector<int64_t> total(num_batches);
   for (int64_t b = 0; b < num_batches; ++b) total[b] = nodes.count[b] + new_count[b];
   const at::Tensor start = host_long(exclusive_sum(total), options);
-  const at::Tensor new_keys = keys.masked_select(is_first), new_batch = batch.masked_select(is_first);
+  const at::Tensor new_keys = keys.masked_select(is_first),
+                   new_batch = batch.masked_select(is_first);
   const at::Tensor old_position = start.index_select(0, nodes.batch) + nodes.local_ids();
   const at::Tensor new_position =
       start.index_select(0, new_batch) + new_local.masked_select(is_first);
   const at::Tensor position = at::cat({old_position, new_position});
   nodes.keys = at::empty({num_old + new_keys.numel()}, options)
                    .index_copy_(0, position, at::cat({nodes.keys, new_keys}));
-  nodes.batch = at::empty_like(nodes.keys).index_copy_(0, position,
-                                                       at::cat({nodes.batch, new_batch}));
+  nodes.batch =
+      at::empty_like(nodes.keys).index_copy_(0, position, at::cat({nodes.batch, new_batch}));
   nodes.count = total;
   return {local, new_count};
 }
@@ -137,7 +138,8 @@ HopEdges sample_hop(const at::Tensor& indptr, const at::Tensor& indices, const a
   }
 
   HopEdges edges;
-  const at::Tensor per_pair = ptr.narrow(0, 1, transits.numel()) - ptr.narrow(0, 0, transits.numel());
+  const at::Tensor per_pair =
+      ptr.narrow(0, 1, transits.numel()) - ptr.narrow(0, 0, transits.numel());
   const std::vector<int64_t> edge_bounds =
       to_host(ptr.index_select(0, host_long(frontier_start, options)));
   for (size_t b = 0; b + 1 < edge_bounds.size(); ++b) {
@@ -189,9 +191,8 @@ at::Tensor counts_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t 
 }
 
 HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
-                    const std::vector<std::vector<int64_t>>& node_counts,
-                    const at::Tensor& indptr, int64_t num_edges, bool disjoint,
-                    const at::Tensor& seed_local,
+                    const std::vector<std::vector<int64_t>>& node_counts, const at::Tensor& indptr,
+                    int64_t num_edges, bool disjoint, const at::Tensor& seed_local,
                     const at::TensorOptions& options) {
   const int64_t num_batches = static_cast<int64_t>(node_counts.size());
   const int64_t num_hops = static_cast<int64_t>(hops.size());
@@ -207,18 +208,19 @@ HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
     const at::Tensor rows_valid = ((start >= 0) & (in_degrees >= 0) & (stop <= num_edges)).all();
     FASTGL_CHECK((ends_valid & rows_valid).item<bool>(), kHopsOp, kBadIndptrError);
   }
-  const at::Tensor tree =
-      disjoint ? at::floor_divide(nodes.keys, std::max<int64_t>(1, num_nodes)) : at::empty({0}, options);
+  const at::Tensor tree = disjoint ? at::floor_divide(nodes.keys, std::max<int64_t>(1, num_nodes))
+                                   : at::empty({0}, options);
   std::vector<std::vector<int64_t>> edge_counts(num_batches);
   for (const HopEdges& hop : hops) {
     for (int64_t b = 0; b < num_batches; ++b) edge_counts[b].push_back(hop.count[b]);
   }
-  std::vector<at::Tensor> edges = num_hops ? edges_by_batch(hops, num_batches, options)
-                                           : std::vector<at::Tensor>{at::empty({0}, options),
-                                                                     at::empty({0}, options),
-                                                                     at::empty({0}, options)};
-  return {node, counts_tensor(node_counts, num_hops + 1, options), edges[0], edges[1], edges[2],
-          counts_tensor(edge_counts, num_hops, options), seed_local, in_degrees, tree};
+  std::vector<at::Tensor> edges =
+      num_hops ? edges_by_batch(hops, num_batches, options)
+               : std::vector<at::Tensor>{at::empty({0}, options), at::empty({0}, options),
+                                         at::empty({0}, options)};
+  return {node,     counts_tensor(node_counts, num_hops + 1, options), edges[0],   edges[1],
+          edges[2], counts_tensor(edge_counts, num_hops, options),     seed_local, in_degrees,
+          tree};
 }
 
 }  // namespace
@@ -251,8 +253,7 @@ HopsResult sample_hops_cuda(const HopsInputs& in) {
       at::arange(num_batches, options), host_long(batch_size, options), 0, seeds_c.numel());
   const at::Tensor position_in_batch =
       at::arange(seeds_c.numel(), options) - seed_ptr.index_select(0, seed_batch);
-  const at::Tensor seed_keys =
-      disjoint ? position_in_batch * num_nodes + seeds_c : seeds_c;
+  const at::Tensor seed_keys = disjoint ? position_in_batch * num_nodes + seeds_c : seeds_c;
   auto [seed_local, seed_count] = relabel(nodes, seed_keys, seed_batch, batch_size);
 
   std::vector<std::vector<int64_t>> node_counts(num_batches);
@@ -282,6 +283,8 @@ HopsResult sample_hops_cuda(const HopsInputs& in) {
                   options);
 }
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_hops", &sample_hops_entry<&sample_hops_cuda>); }
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
+  m.impl("sample_hops", &sample_hops_entry<&sample_hops_cuda>);
+}
 
 }  // namespace fastgl::sampling

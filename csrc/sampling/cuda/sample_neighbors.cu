@@ -190,8 +190,8 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
   return dispatch_sample_neighbors(
       indptr, indices, weight, transits, fanout, replace, seed,
       [&](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        SampleResult result = sample_typed<decltype(index_tag)>(
-            weight, tensors_and_config..., nullptr, "sample_neighbors");
+        SampleResult result = sample_typed<decltype(index_tag)>(weight, tensors_and_config...,
+                                                                nullptr, "sample_neighbors");
         // The neighbors came from `indices`, which only the rows read were checked for: one
         // reduction over the output, unless `indices` is known to be in range.
         if (!ids_known_below(indices, indptr.numel() - 1)) {
@@ -202,14 +202,13 @@ SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& i
       });
 }
 
-SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr,
-                               const at::Tensor& indices, const at::Tensor& weight,
-                               const at::Tensor& transits, const at::Tensor& streams,
-                               const DrawConfig& cfg) {
+SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
+                               const at::Tensor& weight, const at::Tensor& transits,
+                               const at::Tensor& streams, const DrawConfig& cfg) {
   const auto* stream_ptr = reinterpret_cast<const uint64_t*>(streams.data_ptr<int64_t>());
   return dispatch_csc_types(indices, weight, [&](auto index_tag, auto weight_ptr) {
-    return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg,
-                                             stream_ptr, op);
+    return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg, stream_ptr,
+                                             op);
   });
 }
 
