@@ -146,7 +146,7 @@ def check_neighbor_sample(
 
     ``edge_weight`` is the original per-edge weight when the sample was weighted (else None).
     ``ordered``: additionally check that a hop's edges are grouped by target in frontier order
-    (the deterministic layout of the default mode, DESIGN.md §3).
+    (the deterministic layout of the default mode, docs/contracts.md "Determinism").
     """
     edge_index = edge_index.cpu().to(torch.int64)
     src_of, dst_of = edge_index[0], edge_index[1]

@@ -85,7 +85,7 @@ def test_match_degree_and_greedy_order_match_references(sets):
 
 
 def test_reorder_follows_the_paper_example():
-    # papers/001 Figure 6: m13 > m12, so batch 3 runs second.
+    # FastGL (Zhu et al., ASPLOS '24), Figure 6: m13 > m12, so batch 3 runs second.
     sets = [torch.tensor([0, 3, 4, 10]), torch.tensor([20, 21, 22, 0]), torch.tensor([0, 3, 4, 12])]
     assert reorder(sets) == [0, 2, 1]
 

@@ -15,7 +15,7 @@ import torch
 dglnn = pytest.importorskip(
     "dgl.nn.pytorch",
     reason="the DGL drop-in layers are tested against "
-    "DGL itself (install it in its own environment: DESIGN.md §4)",
+    "DGL itself (`make test-dgl` installs it in its own environment, .venv-dgl)",
 )
 import dgl  # noqa: E402
 
