@@ -2,9 +2,9 @@
 
 Every random draw is a pure function of (key, pair, draw index) (docs/contracts.md,
 "Randomness"), so for the same seed the CUDA sampler must return what the CPU sampler returns,
-bit for bit, whatever tier
-(thread per pair, block per transit with the adjacency cached in shared memory, or the block
-tier reading an adjacency too big for the 32 KiB cache from global memory) schedules a pair.
+bit for bit, whatever tier (thread per pair, block per transit with the adjacency cached in
+shared memory, or the block tier reading an adjacency too big for the 32 KiB cache from global
+memory) schedules a pair.
 """
 
 import pytest
