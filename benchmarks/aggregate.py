@@ -605,11 +605,7 @@ def print_tables(rows: List[Dict], structures: List[Structure], device, args) ->
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.aggregate",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    parser = harness.argument_parser("aggregate", __doc__)
     parser.add_argument(
         "--preset",
         choices=sorted(RMAT_PRESETS),
@@ -647,12 +643,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--warmup", type=int, default=1, help="untimed calls right before every timed call"
     )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch.set_num_threads before running (default: torch's choice)",
-    )
+    harness.add_threads_argument(parser)
     parser.add_argument(
         "--peak-bandwidth-gbs",
         type=float,
@@ -669,12 +660,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--data-dir", default=str(DEFAULT_DATA_DIR), help="folder holding snap_soc-Slashdot0902/"
     )
-    parser.add_argument("--seed", type=int, default=0, help="graph, seeds, sample and data seed")
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="JSON path (default: benchmarks/results/"
-        "aggregate-<device>-<preset>[-<threads>t].json)",
+    harness.add_seed_and_out_arguments(
+        parser,
+        "graph, seeds, sample and data seed",
+        "aggregate-<device>-<preset>[-<threads>t].json",
     )
     args = parser.parse_args(argv)
     if args.repeat < 1:

@@ -213,11 +213,7 @@ def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.dgl_sampler",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    parser = harness.argument_parser("dgl_sampler", __doc__)
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
     parser.add_argument(
         "--fanouts",
@@ -245,11 +241,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--data-dir", default=str(DEFAULT_DATA_DIR), help="folder holding snap_soc-Slashdot0902/"
     )
-    parser.add_argument("--seed", type=int, default=0, help="graph and seed-batch seed")
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="JSON path (default: benchmarks/results/dgl_sampler-<device>.json)",
+    harness.add_seed_and_out_arguments(
+        parser, "graph and seed-batch seed", "dgl_sampler-<device>.json"
     )
     return parser.parse_args(argv)
 

@@ -253,11 +253,7 @@ def print_accuracy(rows: List[Dict]) -> None:
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.es_spmm",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    parser = harness.argument_parser("es_spmm", __doc__)
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--dims", type=int, nargs="+", default=[64], help="feature sizes d")
@@ -289,22 +285,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument("--epochs", type=int, default=200, help="full-batch training epochs")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch.set_num_threads before running (default: torch's choice)",
-    )
+    harness.add_threads_argument(parser)
     parser.add_argument(
         "--data-dir",
         default=str(DEFAULT_DATA_DIR),
         help="folder holding planetoid/raw and the snap_* graphs",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="JSON path (default: benchmarks/results/es_spmm-<device>[-<threads>t].json)",
+    harness.add_seed_and_out_arguments(
+        parser, "graph, feature and training seed", "es_spmm-<device>[-<threads>t].json"
     )
     args = parser.parse_args(argv)
     if args.repeat < 1 or min(args.widths + args.accuracy_widths) < 1:

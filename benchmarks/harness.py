@@ -7,6 +7,7 @@ always be traced back to the machine and code that produced it.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -220,6 +221,36 @@ def time_interleaved(
         for key, call in calls.items():
             timings[key].times.append(time_it(call, warmup, 1, device).times[0])
     return timings
+
+
+def argument_parser(name: str, doc: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m benchmarks.<name>``: the module docstring's second paragraph
+    (its question and method) as the description, every default shown in ``--help``."""
+    return argparse.ArgumentParser(
+        prog=f"python -m benchmarks.{name}",
+        description=doc.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+
+
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads before running (default: torch's choice)",
+    )
+
+
+def add_seed_and_out_arguments(
+    parser: argparse.ArgumentParser, seed_help: str, default_file: str
+) -> None:
+    """``--seed`` (what it seeds: ``seed_help``) and ``--out``, the JSON path, by default
+    ``benchmarks/results/<default_file>``."""
+    parser.add_argument("--seed", type=int, default=0, help=seed_help)
+    parser.add_argument(
+        "--out", default=None, help=f"JSON path (default: benchmarks/results/{default_file})"
+    )
 
 
 def results_path(name: str, tag: str) -> Path:

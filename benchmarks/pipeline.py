@@ -103,11 +103,7 @@ BASELINE = ("d", "(d) plain PyTorch")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.pipeline",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    parser = harness.argument_parser("pipeline", __doc__)
     parser.add_argument(
         "--preset",
         choices=sorted(RMAT_PRESETS),
@@ -148,19 +144,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         default=1,
         help="untimed batches through each pipeline before the timed epochs",
     )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch.set_num_threads before running (default: torch's choice)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="graph, features, seed order, sampling and model seed"
-    )
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="JSON path (default: benchmarks/results/pipeline-<device>-<preset>[-<threads>t].json)",
+    harness.add_threads_argument(parser)
+    harness.add_seed_and_out_arguments(
+        parser,
+        "graph, features, seed order, sampling and model seed",
+        "pipeline-<device>-<preset>[-<threads>t].json",
     )
     args = parser.parse_args(argv)
     if args.max_batches is not None and args.max_batches < 1:

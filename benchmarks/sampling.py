@@ -479,11 +479,7 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.sampling",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    parser = harness.argument_parser("sampling", __doc__)
     parser.add_argument(
         "--preset",
         choices=sorted(RMAT_PRESETS),
@@ -521,17 +517,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--warmup", type=int, default=1, help="untimed calls right before every timed call"
     )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch.set_num_threads before running (default: torch's choice)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="graph, seeds and sampling seed")
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="JSON path (default: benchmarks/results/sampling-<device>-<preset>[-<threads>t].json)",
+    harness.add_threads_argument(parser)
+    harness.add_seed_and_out_arguments(
+        parser, "graph, seeds and sampling seed", "sampling-<device>-<preset>[-<threads>t].json"
     )
     return parser.parse_args(argv)
 
