@@ -20,8 +20,9 @@ class Structure(ABC):
     """Edges from ``num_src`` sources to ``num_dst`` destinations, as aggregation reads them.
 
     Every edge has a place in the structure's own edge order (a CSCGraph's CSC slots, a Block's
-    edge list); per-edge data given to fastgl's functions is in that order. Destinations are the
-    first ``num_dst`` sources (the identity on a square graph).
+    edge list); per-edge data given to :mod:`fastgl.nn.functional` is in that order (the layers
+    take it in the user's order, see ``original_order``). Destinations are the first
+    ``num_dst`` sources (the identity on a square graph).
 
     Besides the methods below, a structure has ``weight`` (``[E]`` per-edge weights in its own
     order, or ``None``) and ``src_in_degrees`` (``[num_src]`` in-degrees of the sources in the
@@ -64,8 +65,8 @@ class Structure(ABC):
 
     @abstractmethod
     def edge_ids(self) -> Tensor:
-        """``[E]`` int64 id of every edge (own order) in the edge list the graph was built
-        from."""
+        """``[E]`` int64 id of every edge (own order) in the user's edge list of the whole
+        graph (for a Block, the graph it was sampled from)."""
 
     @property
     @abstractmethod

@@ -19,8 +19,9 @@ Every layer accepts the same kinds of graph input:
 ``torch_sparse.SparseTensor`` is not accepted (torch-sparse is not a dependency): convert it with
 ``adj_t.to_torch_sparse_csr_tensor()``. Node features are either one tensor or a PyG-style pair
 ``(x_src, x_dst)``. :func:`adjacency_of` resolves these into an :class:`Adjacency`: the
-structure (a CSCGraph, or a destination-sorted Block), its sizes, how to bring edge data given
-in the caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
+:class:`~fastgl.graph.Structure` (a given CSCGraph or Block as it is; for the other inputs a
+CSCGraph when square, else a destination-sorted Block), how to bring edge data given in the
+caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
 Only a structure's self-looped version (GAT's) is cached, on the structure it came from.
 """
 
