@@ -1,9 +1,11 @@
 """The structures every fastgl op reads: :class:`CSCGraph`, a whole graph, and :class:`Block`,
 one message-flow graph of a sample (docs/contracts.md, Graph orientation and Sample and block
-layout)."""
+layout). Both are a :class:`Structure`, the interface aggregation reads; the checks and the
+offset expansion they share are here too."""
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
-from typing import Optional, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import torch
 
@@ -11,9 +13,88 @@ from .ops import csc_from_coo
 
 Tensor = torch.Tensor
 _INDEX_DTYPES = (torch.int32, torch.int64)
+_STORED_WEIGHT_DTYPES = (torch.float32, torch.float64)
 
 
-class CSCGraph:
+class Structure(ABC):
+    """Edges from ``num_src`` sources to ``num_dst`` destinations, as aggregation reads them.
+
+    Every edge has a place in the structure's own edge order (a CSCGraph's CSC slots, a Block's
+    edge list); per-edge data given to :mod:`fastgl.nn.functional` is in that order (the layers
+    take it in the user's order, see ``original_order``). Destinations are the first
+    ``num_dst`` sources (the identity on a square graph).
+
+    Besides the methods below, a structure has ``weight`` (``[E]`` per-edge weights in its own
+    order, or ``None``) and ``src_in_degrees`` (``[num_src]`` in-degrees of the sources in the
+    whole graph, or ``None`` when not known).
+    """
+
+    weight: Optional[Tensor]
+    src_in_degrees: Optional[Tensor]
+
+    @property
+    @abstractmethod
+    def device(self) -> torch.device: ...
+
+    @property
+    @abstractmethod
+    def num_src(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def num_dst(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def num_edges(self) -> int: ...
+
+    @abstractmethod
+    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """``(indptr, indices, perm)``: the in-edges of destination ``v`` are the slots
+        ``indptr[v] .. indptr[v+1]`` and ``indices[k]`` is the source of slot ``k``; ``perm[k]``
+        is the edge (in the structure's own order) in slot ``k``, ``None`` when the own order is
+        the slot order."""
+
+    @abstractmethod
+    def src_index(self) -> Tensor:
+        """``[E]`` source of every edge, in the structure's own order."""
+
+    @abstractmethod
+    def dst_index(self) -> Tensor:
+        """``[E]`` destination of every edge, in the structure's own order."""
+
+    @abstractmethod
+    def edge_ids(self) -> Tensor:
+        """``[E]`` int64 id of every edge (own order) in the user's edge list of the whole
+        graph (for a Block, the graph it was sampled from)."""
+
+    @property
+    @abstractmethod
+    def original_order(self) -> Optional[Tensor]:
+        """``[E]`` position of every edge (own order) in the user's edge list, the order the
+        layers take per-edge data in: a CSCGraph's ``eid``; ``None`` when the own order is the
+        user's (a Block's edge list is its own)."""
+
+    @abstractmethod
+    def to(self, device: Union[str, torch.device]) -> "Structure":
+        """A copy on ``device``."""
+
+    def in_degrees(self) -> Tensor:
+        """``[num_dst]`` int64 number of in-edges of every destination."""
+        indptr = self.csc()[0]
+        return indptr[1:] - indptr[:-1]
+
+    def cached(self, name: Any, build: Callable[[], Any]) -> Any:
+        """``build()``, computed once per structure and kept on it (the transposed structure,
+        about 16 bytes per edge; a block's CSC). A structure must therefore not be modified in
+        place once used; fastgl's ops and samplers never do, they make new ones."""
+        cache = self.__dict__.setdefault("_derived", {})
+        if name not in cache:
+            cache[name] = build()
+        return cache[name]
+
+
+class CSCGraph(Structure):
     """A graph stored as CSC over *incoming* edges.
 
     The in-edges of node ``v`` occupy slots ``indptr[v] .. indptr[v+1]``; ``indices[k]`` is the
@@ -76,8 +157,13 @@ class CSCGraph:
         indptr, indices, perm = csc_from_coo(edge_index[0], edge_index[1], num_nodes)
         weight = None
         if edge_weight is not None:
-            _check_weight(
-                "CSCGraph.from_edge_index", edge_weight, edge_index.shape[1], edge_index.device
+            check_edge_weight(
+                "CSCGraph.from_edge_index",
+                edge_weight,
+                edge_index.shape[1],
+                edge_index.device,
+                name="weight",
+                stored=True,
             )
             weight = edge_weight[perm]
         return cls(indptr, indices, perm, weight, validate=False)
@@ -94,9 +180,31 @@ class CSCGraph:
     def device(self) -> torch.device:
         return self.indptr.device
 
-    def in_degrees(self) -> Tensor:
-        """``[N]`` int64 number of in-edges of every node."""
-        return self.indptr[1:] - self.indptr[:-1]
+    @property
+    def num_src(self) -> int:
+        return self.num_nodes
+
+    @property
+    def num_dst(self) -> int:
+        return self.num_nodes
+
+    @property
+    def src_in_degrees(self) -> Tensor:
+        """The in-degrees of every node: a whole graph holds all their in-edges."""
+        return self.in_degrees()
+
+    @property
+    def original_order(self) -> Optional[Tensor]:
+        return self.eid
+
+    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        return self.indptr, self.indices, None
+
+    def src_index(self) -> Tensor:
+        return self.indices
+
+    def dst_index(self) -> Tensor:
+        return expand_ptr(self.indptr, self.num_edges)
 
     def edge_ids(self) -> Tensor:
         """``[E]`` original edge id of every CSC slot (``eid``, or the slot number)."""
@@ -112,15 +220,14 @@ class CSCGraph:
         Example:
             >>> row, col, eid = graph.induced_edges(sub.nodes)   # PyG's induced subgraph
         """
-        starts, ends = self.indptr[nodes], self.indptr[nodes + 1]
-        degrees = ends - starts
-        num_candidates = int(degrees.sum())
-        target = torch.repeat_interleave(
-            torch.arange(nodes.numel(), device=self.device), degrees, output_size=num_candidates
-        )
+        starts = self.indptr[nodes]
+        degrees = self.indptr[nodes + 1] - starts
+        candidate_ptr = torch.cat([degrees.new_zeros(1), torch.cumsum(degrees, 0)])
+        num_candidates = int(candidate_ptr[-1])
+        target = expand_ptr(candidate_ptr, num_candidates)
         # Slot of every candidate in-edge: its target's first slot plus its rank among them.
-        first = torch.cumsum(degrees, 0) - degrees
-        slots = starts[target] + torch.arange(num_candidates, device=self.device) - first[target]
+        rank = torch.arange(num_candidates, device=self.device) - candidate_ptr[target]
+        slots = starts[target] + rank
         sources = self.indices[slots].to(torch.int64)
         if num_candidates == 0:
             return sources, target, sources
@@ -164,7 +271,7 @@ def sorted_target_offsets(targets: Tensor, num_targets: int) -> Optional[Tensor]
 
 
 @dataclass
-class Block:
+class Block(Structure):
     """One message-flow graph (MFG) of a sampled subgraph.
 
     Destination nodes are the first ``num_dst_nodes`` source nodes. Edge ``e`` runs from local
@@ -176,7 +283,9 @@ class Block:
     sorted, destination ``v``'s in-edges at ``indptr[v] .. indptr[v+1]``); a sampler's blocks
     carry it, so that aggregation need not rebuild it from ``dst``. It must describe ``dst``:
     a block whose edges are reordered or replaced (``dataclasses.replace(block, src=...,
-    dst=...)``) must drop it (``indptr=None``) or give the new one.
+    dst=...)``) must drop it (``indptr=None``) or give the new one. ``weight``, optional, is a
+    weight per edge in the block's edge order (``GCNConv`` uses it when given no
+    ``edge_weight``).
     """
 
     src: Tensor
@@ -187,6 +296,7 @@ class Block:
     num_dst_nodes: int
     src_in_degrees: Optional[Tensor] = None
     indptr: Optional[Tensor] = None
+    weight: Optional[Tensor] = None
 
     def to(self, device: Union[str, torch.device]) -> "Block":
         """This block with its tensors on ``device``."""
@@ -195,7 +305,7 @@ class Block:
         }
         optional = {
             name: None if getattr(self, name) is None else getattr(self, name).to(device)
-            for name in ("src_in_degrees", "indptr")
+            for name in ("src_in_degrees", "indptr", "weight")
         }
         return replace(self, **tensors, **optional)
 
@@ -208,18 +318,155 @@ class Block:
     def num_edges(self) -> int:
         return self.src.numel()
 
+    @property
+    def device(self) -> torch.device:
+        return self.src.device
 
-def _check_weight(where: str, weight: Tensor, num_edges: int, device: torch.device) -> None:
+    @property
+    def num_src(self) -> int:
+        return self.num_src_nodes
+
+    @property
+    def num_dst(self) -> int:
+        return self.num_dst_nodes
+
+    @property
+    def original_order(self) -> Optional[Tensor]:
+        return None
+
+    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """Built once and cached on the block: its own ``indptr`` (checked first, since the
+        compiled kernels read it), else the offsets of a destination-sorted ``dst`` (a
+        sampler's), else one stable sort by destination."""
+        return self.cached("csc", self._build_csc)
+
+    def _build_csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        if self.indptr is not None:
+            self._check_indptr()
+            return self.indptr, self.src, None
+        indptr = sorted_target_offsets(self.dst, self.num_dst_nodes)
+        if indptr is not None:
+            return indptr, self.src, None
+        num_dst = self.num_dst_nodes
+        indptr, indices, perm = csc_from_coo(self.src, self.dst, max(num_dst, self.num_src_nodes))
+        return indptr[: num_dst + 1], indices, perm
+
+    def _check_indptr(self) -> None:
+        indptr, num_dst = self.indptr, self.num_dst_nodes
+        if indptr.dim() != 1 or indptr.numel() != num_dst + 1 or indptr.dtype != torch.int64:
+            raise ValueError(
+                f"Block: indptr must be an int64 tensor of shape [{num_dst + 1}] "
+                f"(num_dst_nodes + 1), got {indptr.dtype} of shape {tuple(indptr.shape)}"
+            )
+        if indptr.device != self.device:
+            raise ValueError(f"Block: indptr is on {indptr.device} but src is on {self.device}")
+        check_offsets("Block", "indptr", indptr, self.num_edges, "num_edges")
+
+    def src_index(self) -> Tensor:
+        return self.src
+
+    def dst_index(self) -> Tensor:
+        return self.dst
+
+    def edge_ids(self) -> Tensor:
+        return self.eid
+
+
+def csc_structure(
+    indptr: Tensor, indices: Tensor, num_src: int, num_dst: int, eid: Optional[Tensor] = None
+) -> Structure:
+    """The structure of a CSC over ``num_dst`` destinations (``indptr`` int64, ``indices`` the
+    source of every slot, ``eid`` each slot's position in the user's edge list): a CSCGraph when
+    square, else a destination-sorted Block whose edge order is the slot order. Not checked: for
+    arrays fastgl produced or checked."""
+    if num_src == num_dst:
+        return CSCGraph(indptr, indices, eid, validate=False)
+    num_edges = indices.numel()
+    return Block(
+        src=indices.to(torch.int64),
+        dst=expand_ptr(indptr, num_edges),
+        eid=torch.arange(num_edges, device=indptr.device) if eid is None else eid,
+        src_nodes=torch.arange(num_src, device=indptr.device),
+        num_src_nodes=num_src,
+        num_dst_nodes=num_dst,
+        indptr=indptr,
+    )
+
+
+def expand_ptr(indptr: Tensor, num_slots: int) -> Tensor:
+    """``[num_slots]`` int64 row of every slot of the offsets ``indptr`` (row ``v`` owns slots
+    ``indptr[v] .. indptr[v+1]``): a CSC's destination of every edge. ``num_slots`` is
+    ``indptr[-1]``, passed because the caller knows it and reading it would synchronize a
+    GPU."""
+    counts = (indptr[1:] - indptr[:-1]).to(torch.int64)
+    rows = torch.arange(counts.numel(), device=indptr.device)
+    return torch.repeat_interleave(rows, counts, output_size=num_slots)
+
+
+def check_ids(
+    where: str, what: str, ids: Tensor, num_nodes: int, side: Optional[str] = None
+) -> None:
+    """Every id of ``what`` lies in ``[0, num_nodes)``; ``side`` (``"source"``, ``"target"``)
+    names which nodes of a bipartite graph they count."""
+    if ids.numel() == 0:
+        return
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= num_nodes:
+        bad = low if low < 0 else high
+        label, scope = (
+            ("id", f"a graph of {num_nodes} nodes")
+            if side is None
+            else (f"{side} id", f"{num_nodes} {side} nodes")
+        )
+        raise ValueError(f"{where}: {what} has {label} {bad}, out of range for {scope}")
+
+
+def check_offsets(where: str, name: str, offsets: Tensor, num_slots: int, slots: str) -> None:
+    """``offsets`` run from 0 to ``num_slots`` (named ``slots`` in the message) without
+    decreasing: what the compiled kernels need to stay in bounds. One pass and one read back
+    when they do; the message then says where they do not."""
+    first, last = offsets[0], offsets[-1]
+    steps = offsets[1:] - offsets[:-1]
+    if not bool((first != 0) | (last != num_slots) | (steps < 0).any()):
+        return
+    if int(first) != 0 or int(last) != num_slots:
+        raise ValueError(
+            f"{where}: {name} must run from 0 to {slots} = {num_slots}, "
+            f"got {int(first)} to {int(last)}"
+        )
+    bad = int(torch.nonzero(steps < 0)[0])
+    raise ValueError(
+        f"{where}: {name} must never decrease, but {name}[{bad + 1}] = "
+        f"{int(offsets[bad + 1])} < {name}[{bad}] = {int(offsets[bad])}"
+    )
+
+
+def check_edge_weight(
+    where: str,
+    weight: Any,
+    num_edges: int,
+    device: torch.device,
+    name: str = "edge_weight",
+    stored: bool = False,
+) -> None:
+    """``weight`` is one floating-point value per edge on the graph's ``device``. ``stored``:
+    weights kept on a graph, which the samplers read: also float32/float64, finite and
+    ``>= 0`` (one pass over them, so not for a per-call argument)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{where}: {name} must be a tensor, got {type(weight).__name__}")
     if weight.dim() != 1 or weight.numel() != num_edges:
         raise ValueError(
-            f"{where}: weight must have shape [{num_edges}], got {tuple(weight.shape)}"
+            f"{where}: {name} must have shape [{num_edges}] (one weight per edge), "
+            f"got {tuple(weight.shape)}"
         )
-    if weight.dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"{where}: weight must be float32 or float64, got {weight.dtype}")
+    if stored and weight.dtype not in _STORED_WEIGHT_DTYPES:
+        raise ValueError(f"{where}: {name} must be float32 or float64, got {weight.dtype}")
+    if not weight.is_floating_point():
+        raise ValueError(f"{where}: {name} must be floating point, got {weight.dtype}")
     if weight.device != device:
-        raise ValueError(f"{where}: weight is on {weight.device} but the graph is on {device}")
-    if num_edges and not bool(torch.isfinite(weight).all() and (weight >= 0).all()):
-        raise ValueError(f"{where}: weights must be finite and >= 0")
+        raise ValueError(f"{where}: {name} is on {weight.device} but the graph is on {device}")
+    if stored and num_edges and not bool(torch.isfinite(weight).all() & (weight >= 0).all()):
+        raise ValueError(f"{where}: {name} must be finite and >= 0")
 
 
 def _validate(
@@ -237,25 +484,8 @@ def _validate(
         )
     if indptr.numel() == 0:
         raise ValueError(f"{where}: indptr must have num_nodes + 1 >= 1 entries, got 0")
-    if int(indptr[0]) != 0:
-        raise ValueError(f"{where}: indptr must start at 0, got {int(indptr[0])}")
-    steps = indptr[1:] - indptr[:-1]
-    if steps.numel() and int(steps.min()) < 0:
-        bad = int(torch.nonzero(steps < 0)[0])
-        raise ValueError(
-            f"{where}: indptr must never decrease, but indptr[{bad + 1}] = "
-            f"{int(indptr[bad + 1])} < indptr[{bad}] = {int(indptr[bad])}"
-        )
-    if int(indptr[-1]) != indices.numel():
-        raise ValueError(
-            f"{where}: indptr must end at len(indices) = {indices.numel()}, got {int(indptr[-1])}"
-        )
-    num_nodes = indptr.numel() - 1
-    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_nodes):
-        bad = int(indices.max()) if int(indices.max()) >= num_nodes else int(indices.min())
-        raise ValueError(
-            f"{where}: indices has id {bad}, out of range for a graph of {num_nodes} nodes"
-        )
+    check_offsets(where, "indptr", indptr, indices.numel(), "len(indices)")
+    check_ids(where, "indices", indices, indptr.numel() - 1)
     if eid is not None:
         if eid.dim() != 1 or eid.numel() != indices.numel() or eid.dtype != torch.int64:
             raise ValueError(
@@ -265,4 +495,4 @@ def _validate(
         if eid.device != indptr.device:
             raise ValueError(f"{where}: eid is on {eid.device} but indptr is on {indptr.device}")
     if weight is not None:
-        _check_weight(where, weight, indices.numel(), indptr.device)
+        check_edge_weight(where, weight, indices.numel(), indptr.device, "weight", stored=True)

@@ -101,9 +101,9 @@ def shuffled(block):
     [
         (torch.tensor([0, 1]), r"shape \[\d+\]"),
         (None, "int64 tensor"),
-        ("first", "run from 0 to num_edges"),
-        ("last", "run from 0 to num_edges"),
-        ("decreasing", "without decreasing"),
+        ("first", r"^Block: indptr must run from 0 to num_edges = \d+, got -1 to"),
+        ("last", r"^Block: indptr must run from 0 to num_edges = \d+, got 0 to \d+"),
+        ("decreasing", r"^Block: indptr must never decrease, but indptr\[2\] = \d+ < indptr\[1\]"),
     ],
 )
 def test_block_offsets_that_would_read_out_of_bounds_are_rejected(indptr, match):

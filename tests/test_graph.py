@@ -1,4 +1,7 @@
-"""CSCGraph: from_edge_index against the pure references, eid/weight semantics, validation."""
+"""CSCGraph: from_edge_index against the pure references, eid/weight semantics, validation; the
+structure interface it shares with Block."""
+
+import dataclasses
 
 import pytest
 import torch
@@ -13,7 +16,8 @@ from reference import (
     random_edge_index,
 )
 
-from fastgl import CSCGraph
+from fastgl import Block, CSCGraph
+from fastgl.graph import Structure, expand_ptr
 from fastgl.ops import csc_from_coo
 
 
@@ -216,6 +220,9 @@ def test_constructor_accepts_valid_arrays():
     assert "num_nodes=3" in repr(graph)
 
 
+RUN_TO_3 = r"indptr must run from 0 to len\(indices\) = 3"
+
+
 def _valid():
     return dict(indptr=torch.tensor([0, 2, 3, 3]), indices=torch.tensor([1, 2, 0]))
 
@@ -223,10 +230,10 @@ def _valid():
 @pytest.mark.parametrize(
     "change, match",
     [
-        (dict(indptr=torch.tensor([1, 2, 3, 3])), "must start at 0"),
-        (dict(indptr=torch.tensor([0, 3, 2, 3])), "must never decrease"),
-        (dict(indptr=torch.tensor([0, 2, 3, 4])), r"must end at len\(indices\)"),
-        (dict(indptr=torch.tensor([0, 2, 3, 2])), "never decrease|must end at"),
+        (dict(indptr=torch.tensor([1, 2, 3, 3])), f"{RUN_TO_3}, got 1 to 3"),
+        (dict(indptr=torch.tensor([0, 3, 2, 3])), r"never decrease, but indptr\[2\] = 2 <"),
+        (dict(indptr=torch.tensor([0, 2, 3, 4])), f"{RUN_TO_3}, got 0 to 4"),
+        (dict(indptr=torch.tensor([0, 2, 3, 2])), f"{RUN_TO_3}, got 0 to 2"),
         (dict(indptr=torch.tensor([], dtype=torch.long)), "num_nodes \\+ 1 >= 1"),
         (dict(indptr=torch.tensor([[0, 2, 3, 3]])), "indptr must be a 1-D tensor"),
         (dict(indices=torch.tensor([1, 3, 0])), "id 3, out of range for a graph of 3 nodes"),
@@ -364,3 +371,58 @@ def test_induced_edges_are_every_edge_between_the_nodes(case, data):
     )
     assert sorted(zip(row.tolist(), col.tolist(), eid.tolist())) == expected
     assert bool((col[1:] >= col[:-1]).all())  # grouped by target, in the order of nodes
+
+
+# --- the structure interface ------------------------------------------------------------------
+
+
+def test_expand_ptr_gives_the_row_of_every_slot():
+    assert expand_ptr(torch.tensor([0, 2, 2, 5]), 5).tolist() == [0, 0, 2, 2, 2]
+    assert expand_ptr(torch.tensor([0], dtype=torch.int32), 0).tolist() == []
+
+
+def test_graph_and_block_of_the_same_edges_answer_alike():
+    """Through the interface, a CSCGraph and a Block (edges unsorted, so its CSC needs a perm)
+    describe the same edges; only the order per-edge data comes in differs."""
+    edge_index = random_edge_index(20, 80, seed=3)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=20)
+    block = Block(
+        src=edge_index[0],
+        dst=edge_index[1],
+        eid=torch.arange(80),
+        src_nodes=torch.arange(20),
+        num_src_nodes=20,
+        num_dst_nodes=20,
+    )
+    for structure in (graph, block):
+        assert isinstance(structure, Structure)
+        assert (structure.num_src, structure.num_dst, structure.num_edges) == (20, 20, 80)
+        assert structure.device == torch.device("cpu")
+        indptr, indices, perm = structure.csc()
+        assert torch.equal(indptr, graph.indptr) and torch.equal(indices, graph.indices)
+        own = torch.arange(80) if perm is None else perm  # the edge in every slot
+        assert torch.equal(structure.src_index()[own], indices)
+        assert torch.equal(structure.dst_index()[own], expand_ptr(indptr, 80))
+        assert torch.equal(structure.in_degrees(), torch.bincount(edge_index[1], minlength=20))
+    # Per-edge data of the layers follows the user's edge list: the graph's eid, the block's own.
+    assert torch.equal(graph.original_order, graph.edge_ids())
+    assert torch.equal(edge_index[0, graph.original_order], graph.src_index())
+    assert block.original_order is None
+
+
+def test_derived_structures_are_built_once_and_not_carried_over():
+    block = Block(
+        src=torch.tensor([1, 0]),
+        dst=torch.tensor([0, 0]),
+        eid=torch.tensor([4, 5]),
+        src_nodes=torch.tensor([7, 8]),
+        num_src_nodes=2,
+        num_dst_nodes=1,
+    )
+    builds = []
+    assert block.cached("key", lambda: builds.append(1) or "built") == "built"
+    assert block.cached("key", lambda: builds.append(1) or "again") == "built"
+    assert builds == [1]
+    assert block.csc() is block.csc()
+    assert dataclasses.replace(block, src=torch.tensor([0, 1])).csc()[1].tolist() == [0, 1]
+    assert block.to("cpu").cached("key", lambda: "fresh") == "fresh"

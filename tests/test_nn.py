@@ -424,6 +424,19 @@ def test_gcn_model_edge_weights_per_block():
     torch.testing.assert_close(model(x, blocks, ones), model(x, blocks))
 
 
+def test_gcn_reads_a_block_weight_like_a_graph_weight():
+    """With no edge_weight, GCNConv weighs a Block's edges by its own weight, as a CSCGraph's."""
+    _, _, sub = _sample()
+    block = sub.blocks()[0]
+    x = torch.randn(block.num_src_nodes, IN)
+    weight = torch.rand(block.num_edges, generator=torch.Generator().manual_seed(7))
+    conv = fnn.GCNConv(IN, OUT)
+    weighted = dataclasses.replace(block, weight=weight)
+    torch.testing.assert_close(conv(x, weighted), conv(x, block, weight))
+    with pytest.raises(ValueError, match=r"GCNConv: weight must have shape \[\d+\]"):
+        conv(x, dataclasses.replace(block, weight=weight[1:]))
+
+
 # --- bad input ----------------------------------------------------------------------------------
 
 

@@ -423,7 +423,8 @@ def test_bad_graph_inputs_raise_clear_errors():
         (
             lambda: sage(torch.randn(3, IN), bad_crow),
             ValueError,
-            r"crow_indices\(\) must never decrease, but entry 2 is 1 < 2",
+            r"adj_t.crow_indices\(\) must never decrease, but adj_t.crow_indices\(\)\[2\] = 1 < "
+            r"adj_t.crow_indices\(\)\[1\] = 2",
         ),
         (
             lambda: sage(torch.randn(2, IN), bad_end),

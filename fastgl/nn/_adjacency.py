@@ -19,8 +19,9 @@ Every layer accepts the same kinds of graph input:
 ``torch_sparse.SparseTensor`` is not accepted (torch-sparse is not a dependency): convert it with
 ``adj_t.to_torch_sparse_csr_tensor()``. Node features are either one tensor or a PyG-style pair
 ``(x_src, x_dst)``. :func:`adjacency_of` resolves these into an :class:`Adjacency`: the
-structure (a CSCGraph, or a destination-sorted Block), its sizes, how to bring edge data given
-in the caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
+:class:`~fastgl.graph.Structure` (a given CSCGraph or Block as it is; for the other inputs a
+CSCGraph when square, else a destination-sorted Block), how to bring edge data given in the
+caller's edge order into the structure's own edge order, and a sparse ``adj_t``'s values.
 Only a structure's self-looped version (GAT's) is cached, on the structure it came from.
 """
 
@@ -30,13 +31,18 @@ from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
-from ..graph import Block, CSCGraph, sorted_target_offsets
+from ..graph import (
+    Structure,
+    check_ids,
+    check_offsets,
+    csc_structure,
+    expand_ptr,
+    sorted_target_offsets,
+)
 from ..ops import csc_from_coo
-from .functional import cached, csc_of
 
 Tensor = torch.Tensor
-Structure = Union[CSCGraph, Block]
-GraphInput = Union[Tensor, CSCGraph, Block]
+GraphInput = Union[Tensor, Structure]
 Features = Union[Tensor, Tuple[Tensor, Optional[Tensor]]]
 
 _SPARSE_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc)
@@ -47,9 +53,8 @@ class Adjacency:
     """A graph input resolved for fastgl's ops.
 
     Attributes:
-        structure: what :func:`fastgl.nn.functional.aggregate` and friends read.
-        num_src: number of source nodes (rows of the source features).
-        num_dst: number of destination nodes (rows of the output).
+        structure: what :func:`fastgl.nn.functional.aggregate` and friends read; its sizes are
+            the graph's (``num_src`` rows of source features, ``num_dst`` rows of output).
         edge_order: ``[E]`` for every edge of ``structure`` (in its own order), the position of
             that edge in the caller's edge order; ``None`` when the two orders agree.
         values: ``[E]`` a sparse ``adj_t``'s values in the structure's edge order (what PyG
@@ -57,10 +62,16 @@ class Adjacency:
     """
 
     structure: Structure
-    num_src: int
-    num_dst: int
-    edge_order: Optional[Tensor]
+    edge_order: Optional[Tensor] = None
     values: Optional[Tensor] = None
+
+    @property
+    def num_src(self) -> int:
+        return self.structure.num_src
+
+    @property
+    def num_dst(self) -> int:
+        return self.structure.num_dst
 
     @property
     def num_edges(self) -> int:
@@ -68,35 +79,11 @@ class Adjacency:
 
     @property
     def device(self) -> torch.device:
-        if isinstance(self.structure, CSCGraph):
-            return self.structure.device
-        return self.structure.src.device
+        return self.structure.device
 
     def to_structure_order(self, edge_data: Tensor) -> Tensor:
         """Reorders per-edge data from the caller's edge order into the structure's."""
         return edge_data if self.edge_order is None else edge_data[self.edge_order]
-
-    def src_index(self) -> Tensor:
-        """``[E]`` int64 source of every edge, in the structure's edge order."""
-        if isinstance(self.structure, CSCGraph):
-            return self.structure.indices.to(torch.int64)
-        return self.structure.src
-
-    def dst_index(self) -> Tensor:
-        """``[E]`` int64 destination of every edge, in the structure's edge order."""
-        if isinstance(self.structure, CSCGraph):
-            indptr = self.structure.indptr
-            return torch.repeat_interleave(
-                torch.arange(self.num_dst, device=indptr.device),
-                indptr[1:] - indptr[:-1],
-                output_size=self.num_edges,
-            )
-        return self.structure.dst
-
-    def csc(self) -> Tuple[Tensor, Tensor]:
-        """``(indptr, indices)`` over the destinations, whatever the structure's edge order."""
-        indptr, indices, _ = csc_of(self.structure)
-        return indptr, indices.to(torch.int64)
 
     def with_self_loops(self, num_loops: int) -> "Adjacency":
         """The graph without its self-loops, plus one loop ``(i, i)`` for each ``i < num_loops``.
@@ -107,22 +94,16 @@ class Adjacency:
         it, so that a model run on the same structure every step (and the backward pass, whose
         transposed structure is cached on the result) does not rebuild it.
         """
-        structure = cached(
-            self.structure,
-            ("self_loops", num_loops),
-            lambda: self._build_with_self_loops(num_loops),
+        structure = self.structure.cached(
+            ("self_loops", num_loops), lambda: self._build_with_self_loops(num_loops)
         )
-        return Adjacency(structure, self.num_src, self.num_dst, None)
+        return Adjacency(structure)
 
     def _build_with_self_loops(self, num_loops: int) -> Structure:
-        indptr, indices = self.csc()
+        indptr, indices, _ = self.structure.csc()
         num_dst = self.num_dst
         device = indptr.device
-        dst = torch.repeat_interleave(
-            torch.arange(num_dst, device=device),
-            indptr[1:] - indptr[:-1],
-            output_size=indices.numel(),
-        )
+        dst = expand_ptr(indptr, indices.numel())
         keep = indices != dst
         kept_src, kept_dst = indices[keep], dst[keep]
         has_loop = torch.arange(num_dst, device=device) < num_loops
@@ -132,98 +113,9 @@ class Adjacency:
         # Kept edges keep their order; every loop before them (rows < dst) shifts them by one.
         new_indices[
             torch.arange(kept_src.numel(), device=device) + kept_dst.clamp(max=num_loops)
-        ] = kept_src
+        ] = kept_src.to(torch.int64)
         new_indices[new_indptr[1 : num_loops + 1] - 1] = torch.arange(num_loops, device=device)
-        if isinstance(self.structure, CSCGraph):
-            return CSCGraph(new_indptr, new_indices, validate=False)
-        new_dst = torch.repeat_interleave(
-            torch.arange(num_dst, device=device), degree, output_size=new_indices.numel()
-        )
-        return Block(
-            src=new_indices,
-            dst=new_dst,
-            eid=torch.full_like(new_indices, -1),
-            src_nodes=self.structure.src_nodes,
-            num_src_nodes=self.num_src,
-            num_dst_nodes=num_dst,
-            indptr=new_indptr,
-        )
-
-
-def _check_ids(where: str, name: str, ids: Tensor, bound: int, what: str = "edge_index") -> None:
-    if ids.numel() == 0:
-        return
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= bound:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"{where}: {what} has {name} id {bad}, out of range for {bound} {name} nodes"
-        )
-
-
-def _check_offsets(where: str, name: str, offsets: Tensor, nnz: int) -> None:
-    """torch builds a compressed sparse tensor without checking it (unless asked to), and bad
-    offsets would make the kernels read out of bounds."""
-    first, last = int(offsets[0]), int(offsets[-1])
-    if first != 0 or last != nnz:
-        raise ValueError(
-            f"{where}: adj_t.{name}() must run from 0 to nnz = {nnz}, got {first} to {last}"
-        )
-    steps = offsets[1:] - offsets[:-1]
-    if steps.numel() > 0 and int(steps.min()) < 0:
-        bad = int(torch.nonzero(steps < 0)[0])
-        raise ValueError(
-            f"{where}: adj_t.{name}() must never decrease, but entry {bad + 1} is "
-            f"{int(offsets[bad + 1])} < {int(offsets[bad])}"
-        )
-
-
-def _compressed(indptr: Tensor, src: Tensor, num_src: int, num_dst: int) -> Adjacency:
-    """A CSC (``indptr`` over the destinations, ``src`` the source of each in-edge) as a
-    CSCGraph when square, else a destination-sorted Block. Built without a sort, so its edge
-    order is the given one."""
-    indptr, src = indptr.to(torch.int64), src.contiguous()
-    if num_src == num_dst:
-        return Adjacency(CSCGraph(indptr, src, validate=False), num_src, num_dst, None)
-    device = indptr.device
-    dst = torch.repeat_interleave(
-        torch.arange(num_dst, device=device), indptr[1:] - indptr[:-1], output_size=src.numel()
-    )
-    block = Block(
-        src=src.to(torch.int64),
-        dst=dst,
-        eid=torch.arange(src.numel(), device=device),
-        src_nodes=torch.arange(num_src, device=device),
-        num_src_nodes=num_src,
-        num_dst_nodes=num_dst,
-        indptr=indptr,
-    )
-    return Adjacency(block, num_src, num_dst, None)
-
-
-def _sorted_by_destination(src: Tensor, dst: Tensor, num_src: int, num_dst: int) -> Adjacency:
-    """The edges ``src -> dst`` (int64) after one stable counting sort by destination: a
-    CSCGraph when square, else a Block."""
-    indptr, indices, perm = csc_from_coo(src, dst, max(num_src, num_dst))
-    if num_src == num_dst:
-        return Adjacency(CSCGraph(indptr, indices, perm, validate=False), num_src, num_dst, perm)
-    indptr = indptr[: num_dst + 1]
-    dst = torch.repeat_interleave(
-        torch.arange(num_dst, device=indptr.device),
-        indptr[1:] - indptr[:-1],
-        output_size=indices.numel(),
-    )
-    src_nodes = torch.arange(num_src, device=indptr.device)
-    block = Block(
-        src=indices.to(torch.int64),
-        dst=dst,
-        eid=perm,
-        src_nodes=src_nodes,
-        num_src_nodes=num_src,
-        num_dst_nodes=num_dst,
-        indptr=indptr,
-    )
-    return Adjacency(block, num_src, num_dst, perm)
+        return csc_structure(new_indptr, new_indices, self.num_src, num_dst)
 
 
 def _from_pairs(
@@ -232,15 +124,17 @@ def _from_pairs(
     """The edges ``src[e] -> dst[e]`` (int64), checked against the sizes.
 
     Edges that claim to be destination-sorted (a column-sorted EdgeIndex, a coalesced COO) are
-    read as a CSC as they are; the claim is checked first, since a wrong sort flag would
-    otherwise give a silently wrong answer. Everything else is sorted once.
+    read as a CSC as they are (their edge order kept); the claim is checked first, since a wrong
+    sort flag would otherwise give a silently wrong answer. Everything else is sorted once by
+    destination (a stable counting sort).
     """
-    _check_ids(where, "source", src, num_src, what)
-    _check_ids(where, "target", dst, num_dst, what)
+    check_ids(where, what, src, num_src, "source")
+    check_ids(where, what, dst, num_dst, "target")
     offsets = sorted_target_offsets(dst, num_dst) if maybe_sorted else None
     if offsets is not None:
-        return _compressed(offsets, src, num_src, num_dst)
-    return _sorted_by_destination(src, dst, num_src, num_dst)
+        return Adjacency(csc_structure(offsets, src, num_src, num_dst))
+    indptr, indices, perm = csc_from_coo(src, dst, max(num_src, num_dst))
+    return Adjacency(csc_structure(indptr[: num_dst + 1], indices, num_src, num_dst, perm), perm)
 
 
 def _rows(t: Tensor) -> int:
@@ -327,15 +221,10 @@ def adjacency_of(
         _check_features(where, "x", x_src)
 
     given = None  # for a graph that knows its own sizes: how to name it when size disagrees
-    if isinstance(edge_index, CSCGraph):
-        n = edge_index.num_nodes
-        adj = Adjacency(edge_index, n, n, edge_index.eid)
-        given = f"a CSCGraph of {n} nodes"
-    elif isinstance(edge_index, Block):
-        adj = Adjacency(edge_index, edge_index.num_src_nodes, edge_index.num_dst_nodes, None)
+    if isinstance(edge_index, Structure):
+        adj = Adjacency(edge_index, edge_index.original_order)
         given = (
-            f"a Block of {edge_index.num_src_nodes} sources and "
-            f"{edge_index.num_dst_nodes} destinations"
+            f"a {type(edge_index).__name__} of {adj.num_src} sources and {adj.num_dst} destinations"
         )
     elif isinstance(edge_index, Tensor) and edge_index.layout != torch.strided:
         adj = _adjacency_of_sparse(where, edge_index)
@@ -474,9 +363,10 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
     if adj_t.layout == torch.sparse_csr:
         # The CSR of adj_t is the CSC of the graph: rows are destinations, columns sources.
         crow, col = adj_t.crow_indices(), adj_t.col_indices()
-        _check_offsets(where, "crow_indices", crow, col.numel())
-        _check_ids(where, "source", col, num_src, "adj_t")
-        return replace(_compressed(crow, col, num_src, num_dst), values=adj_t.values())
+        check_offsets(where, "adj_t.crow_indices()", crow, col.numel(), "nnz")
+        check_ids(where, "adj_t", col, num_src, "source")
+        structure = csc_structure(crow.to(torch.int64), col.contiguous(), num_src, num_dst)
+        return Adjacency(structure, values=adj_t.values())
     if adj_t.layout == torch.sparse_coo:
         # PyG's spmm turns a COO into a CSR, which coalesces it; coalesced, it is sorted by
         # (destination, source).
@@ -485,12 +375,8 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
         adj = _from_pairs(where, "adj_t", src, dst, num_src, num_dst, maybe_sorted=True)
     else:  # CSC: compressed over the sources, so the edges need one sort by destination
         ccol, row = adj_t.ccol_indices(), adj_t.row_indices()
-        _check_offsets(where, "ccol_indices", ccol, row.numel())
-        src = torch.repeat_interleave(
-            torch.arange(num_src, device=ccol.device),
-            (ccol[1:] - ccol[:-1]).to(torch.int64),
-            output_size=row.numel(),
-        )
+        check_offsets(where, "adj_t.ccol_indices()", ccol, row.numel(), "nnz")
+        src = expand_ptr(ccol, row.numel())
         adj = _from_pairs(
             where, "adj_t", src, row.to(torch.int64), num_src, num_dst, maybe_sorted=False
         )

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn import Parameter
 
-from ..graph import Block, CSCGraph
+from ..graph import Structure, check_edge_weight
 from ._adjacency import Adjacency, Features, GraphInput, adjacency_of
 from .approx import ESSpMM
 from .approx import aggregate as _aggregate
@@ -108,21 +108,6 @@ class FastGLConv(torch.nn.Module):
         pass
 
 
-def _check_edge_weight(where: str, edge_weight: Tensor, adj: Adjacency) -> None:
-    if (
-        not isinstance(edge_weight, Tensor)
-        or edge_weight.dim() != 1
-        or edge_weight.numel() != adj.num_edges
-    ):
-        shape = tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else type(edge_weight)
-        raise ValueError(
-            f"{where}: edge_weight must have shape [{adj.num_edges}] (one weight per "
-            f"edge), got {shape}"
-        )
-    if not edge_weight.is_floating_point():
-        raise ValueError(f"{where}: edge_weight must be floating point, got {edge_weight.dtype}")
-
-
 def _entry_weight(adj: Adjacency, dtype: torch.dtype) -> Optional[Tensor]:
     """A sparse ``adj_t``'s values as edge weights, as PyG's ``spmm(adj_t, x)`` multiplies each
     message by its entry; ``None`` for other graphs, and for values all 1 that need no gradient
@@ -139,9 +124,9 @@ def _versions(obj) -> tuple:
         return ()
     if isinstance(obj, Tensor):
         return (obj._version,)
-    if isinstance(obj, CSCGraph):
-        return tuple(t._version for t in (obj.indptr, obj.indices, obj.weight) if t is not None)
-    return (obj.src._version, obj.dst._version)
+    if isinstance(obj, Structure):
+        return tuple(t._version for t in vars(obj).values() if isinstance(t, Tensor))
+    return ()
 
 
 class GCNConv(FastGLConv):
@@ -171,9 +156,10 @@ class GCNConv(FastGLConv):
     Forward:
         ``x`` ``[num_src, in_channels]`` (a pair is refused, like PyG), ``edge_index`` (tensor,
         EdgeIndex, sparse ``adj_t``, CSCGraph or Block), ``edge_weight`` ``[E]`` in the caller's
-        edge order (``edge_index`` columns; a CSCGraph's original edge order, its ``weight``
-        used when none is given; a Block's edge order; none with a sparse ``adj_t``, whose
-        values are the weights), ``size=(num_src, num_dst)`` with ``num_dst <= num_src``.
+        edge order (``edge_index`` columns; a CSCGraph's original edge order; a Block's edge
+        order; a CSCGraph's or Block's own ``weight`` is used when none is given; none with a
+        sparse ``adj_t``, whose values are the weights), ``size=(num_src, num_dst)`` with
+        ``num_dst <= num_src``.
         Returns ``[num_dst, out_channels]``.
 
     A non-square ``adj_t`` ``[num_dst, num_src]`` (``num_dst <= num_src``) is normalized like
@@ -264,7 +250,7 @@ class GCNConv(FastGLConv):
             adj, norm = cache[3], cache[4]
         else:
             _, _, adj = self._inputs(x, edge_index, size)
-            weight = self._structure_weight(adj, edge_index, edge_weight, x.dtype)
+            weight = self._structure_weight(adj, edge_weight, x.dtype)
             norm = self._normalization(adj, weight, x.dtype) if self.normalize else (weight,)
             differentiable = any(t is not None and t.requires_grad for t in (weight, edge_weight))
             if self.normalize and self.cached and not differentiable:
@@ -284,10 +270,10 @@ class GCNConv(FastGLConv):
 
     @staticmethod
     def _structure_weight(
-        adj: Adjacency, edge_index: GraphInput, edge_weight: Optional[Tensor], dtype: torch.dtype
+        adj: Adjacency, edge_weight: Optional[Tensor], dtype: torch.dtype
     ) -> Optional[Tensor]:
-        """Edge weights in the structure's edge order (a CSCGraph's own ``weight`` if none, a
-        sparse ``adj_t``'s values)."""
+        """Edge weights in the structure's edge order (the structure's own ``weight`` if none,
+        a sparse ``adj_t``'s values)."""
         if adj.values is not None:
             # PyG silently drops edge_weight here; two sources of weights is a caller's error.
             if edge_weight is not None:
@@ -297,10 +283,12 @@ class GCNConv(FastGLConv):
                 )
             return adj.values.to(dtype)
         if edge_weight is None:
-            if isinstance(edge_index, CSCGraph) and edge_index.weight is not None:
-                return edge_index.weight.to(dtype)
-            return None
-        _check_edge_weight("GCNConv", edge_weight, adj)
+            own = adj.structure.weight
+            if own is None:
+                return None
+            check_edge_weight("GCNConv", own, adj.num_edges, adj.device, name="weight")
+            return own.to(dtype)
+        check_edge_weight("GCNConv", edge_weight, adj.num_edges, adj.device)
         return adj.to_structure_order(edge_weight).to(dtype)
 
     def _normalization(self, adj: Adjacency, weight: Optional[Tensor], dtype: torch.dtype):
@@ -311,13 +299,13 @@ class GCNConv(FastGLConv):
         # PyG compatibility: gcn_norm gives self-loops the `improved` weight 2 only when the
         # graph has edge weights; without them every edge, loops included, weighs 1.
         fill = 2.0 if self.improved and weight is not None else 1.0
-        dst = adj.dst_index()
+        dst = adj.structure.dst_index()
         loop_weight = None
         if self.add_self_loops:
             loop_weight = torch.full((num_dst,), fill, dtype=dtype, device=device)
             # PyG: gcn_norm replaces the self-loops of an edge_index, but adds its loops to
             # those of a sparse adj_t, which then stay ordinary edges.
-            is_loop = None if adj.values is not None else adj.src_index() == dst
+            is_loop = None if adj.values is not None else adj.structure.src_index() == dst
             if is_loop is not None and bool(is_loop.any()):
                 if weight is not None:  # an existing loop keeps its weight (the last one wins)
                     loop_weight = loop_weight.index_put((dst[is_loop],), weight[is_loop])
@@ -346,10 +334,10 @@ class GCNConv(FastGLConv):
         Otherwise only their self-loop counts, as PyG's GCNConv on the block's edge list.
         """
         num_outer = adj.num_src - adj.num_dst
-        structure = adj.structure
-        degrees = structure.src_in_degrees if isinstance(structure, Block) else None
-        if degrees is not None and weight is None and self.add_self_loops:
-            return (degrees[adj.num_dst :].to(dtype) + fill).pow(-0.5)
+        if num_outer > 0 and weight is None and self.add_self_loops:
+            degrees = adj.structure.src_in_degrees
+            if degrees is not None:
+                return (degrees[adj.num_dst :].to(dtype) + fill).pow(-0.5)
         outer = fill**-0.5 if self.add_self_loops else 0.0
         return torch.full((num_outer,), outer, dtype=dtype, device=adj.device)
 

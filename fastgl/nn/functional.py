@@ -10,50 +10,36 @@ by one owner, without float atomics).
 """
 
 import functools
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
 
-from ..graph import Block, CSCGraph, sorted_target_offsets
+from ..graph import Block, CSCGraph, Structure, check_edge_weight, expand_ptr
 from ..ops import csc_from_coo, es_spmm_rows, sddmm, spmm
 
 Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
 
 
-def cached(structure: Union[CSCGraph, Block], name: Any, build: Callable[[], Any]) -> Any:
-    """``build()``, computed once per graph or block and kept on it (for the transposed
-    structure, about 16 bytes per edge). Graphs and blocks must therefore not be modified in
-    place once used; fastgl's ops and samplers never do, they make new ones."""
-    cache = structure.__dict__.setdefault("_aggregation_cache", {})
-    if name not in cache:
-        cache[name] = build()
-    return cache[name]
-
-
 def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
     """CSR of the reversed edges: for each source, its edges' rows and slots (in slot order)."""
     num_rows = indptr.numel() - 1
-    row_of_slot = torch.repeat_interleave(
-        torch.arange(num_rows, device=indptr.device),
-        indptr[1:] - indptr[:-1],
-        output_size=indices.numel(),
-    )
+    row_of_slot = expand_ptr(indptr, indices.numel())
     t_indptr, t_rows, t_slots = csc_from_coo(row_of_slot, indices, max(num_rows, num_src))
     return t_indptr[: num_src + 1], t_rows, t_slots
 
 
-def transposed_of(structure: Union[CSCGraph, Block], num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
+def transposed_of(structure: Structure, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
     """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source, for ``num_src``
     source rows (the CSR the backward pass aggregates over), built on first use and cached on
     the structure."""
 
     def build():
-        indptr, indices, _ = csc_of(structure)
+        indptr, indices, _ = structure.csc()
         return _transposed(indptr, indices, num_src)
 
-    return cached(structure, ("transposed", num_src), build)
+    return structure.cached(("transposed", num_src), build)
 
 
 class _SpMM(torch.autograd.Function):
@@ -110,52 +96,21 @@ class _SpMMMax(torch.autograd.Function):
         return None, None, grad_weight, grad_x, None
 
 
-def csc_of(
-    structure: Union[CSCGraph, Block], op: str = "aggregate"
-) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-    """``(indptr, indices, perm)`` of a graph or block; ``perm`` reorders edge data into CSC
-    slot order (``None`` when the structure's edge order already is). A block's is built once
-    and cached on it."""
-    if isinstance(structure, CSCGraph):
-        return structure.indptr, structure.indices, None
-    if not isinstance(structure, Block):
+def csc_of(structure: Structure, op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    """``(indptr, indices, perm)`` of a graph or block (:meth:`fastgl.graph.Structure.csc`);
+    ``perm`` reorders edge data into CSC slot order (``None`` when the structure's edge order
+    already is)."""
+    _check_structure(op, structure)
+    return structure.csc()
+
+
+def _check_structure(op: str, structure: Structure) -> None:
+    if not isinstance(structure, Structure):
         raise TypeError(f"{op}: expected a CSCGraph or a Block, got {type(structure).__name__}")
-    return cached(structure, "csc", lambda: _block_csc(structure))
-
-
-def _block_csc(block: Block) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-    dst, num_dst = block.dst, block.num_dst_nodes
-    if block.indptr is not None:
-        _check_block_indptr(block)
-        return block.indptr, block.src, None
-    indptr = sorted_target_offsets(dst, num_dst)  # sampler blocks are dst-sorted
-    if indptr is not None:
-        return indptr, block.src, None
-    indptr, indices, perm = csc_from_coo(block.src, dst, max(num_dst, block.num_src_nodes))
-    return indptr[: num_dst + 1], indices, perm
-
-
-def _check_block_indptr(block: Block) -> None:
-    """A block's own ``indptr`` is read by the compiled kernels, so offsets that would make them
-    read out of bounds are rejected here (one pass over the destinations)."""
-    indptr, num_dst = block.indptr, block.num_dst_nodes
-    if indptr.dim() != 1 or indptr.numel() != num_dst + 1 or indptr.dtype != torch.int64:
-        raise ValueError(
-            f"Block.indptr must be an int64 tensor of shape [{num_dst + 1}] "
-            f"(num_dst_nodes + 1), got {indptr.dtype} of shape {tuple(indptr.shape)}"
-        )
-    if indptr.device != block.src.device:
-        raise ValueError(
-            f"Block.indptr is on {indptr.device} but the edges are on {block.src.device}"
-        )
-    if bool((indptr[0] != 0) | (indptr[-1] != block.num_edges) | (indptr[1:] < indptr[:-1]).any()):
-        raise ValueError(
-            f"Block.indptr must run from 0 to num_edges = {block.num_edges} without decreasing"
-        )
 
 
 def aggregate(
-    structure: Union[CSCGraph, Block],
+    structure: Structure,
     x: Tensor,
     edge_weight: Optional[Tensor] = None,
     reduce: str = "sum",
@@ -205,7 +160,7 @@ def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:
 
 
 def _csc_inputs(
-    op: str, structure: Union[CSCGraph, Block], x: Tensor, edge_weight: Optional[Tensor]
+    op: str, structure: Structure, x: Tensor, edge_weight: Optional[Tensor]
 ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
     """``(indptr, indices, edge_weight)`` with the weights checked and in CSC slot order."""
     indptr, indices, perm = csc_of(structure, op)
@@ -217,11 +172,7 @@ def _csc_inputs(
         )
     _check_device(op, "x", x, indptr)
     if edge_weight is not None:
-        if edge_weight.dim() != 1 or edge_weight.numel() != num_edges:
-            raise ValueError(
-                f"{op}: edge_weight must have shape [{num_edges}], got {tuple(edge_weight.shape)}"
-            )
-        _check_device(op, "edge_weight", edge_weight, indptr)
+        check_edge_weight(op, edge_weight, num_edges, indptr.device)
         if perm is not None:
             edge_weight = edge_weight[perm]
     return indptr, indices, edge_weight
@@ -241,7 +192,7 @@ _ES_STRATEGIES = ("bucket", "fastrand")
 
 
 def es_spmm(
-    structure: Union[CSCGraph, Block],
+    structure: Structure,
     x: Tensor,
     width: int,
     strategy: str = "bucket",
@@ -341,24 +292,8 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
     return out.squeeze(1) if scores.dim() == 1 else out
 
 
-def _edge_endpoints(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor]:
-    """``(src, dst)`` of every edge in the structure's own edge order."""
-    if isinstance(structure, Block):
-        return structure.src, structure.dst
-    if not isinstance(structure, CSCGraph):
-        raise TypeError(
-            f"gat_scores: expected a CSCGraph or a Block, got {type(structure).__name__}"
-        )
-    dst = torch.repeat_interleave(
-        torch.arange(structure.num_nodes, device=structure.device),
-        structure.in_degrees(),
-        output_size=structure.num_edges,
-    )
-    return structure.indices, dst
-
-
 def gat_scores(
-    structure: Union[CSCGraph, Block],
+    structure: Structure,
     alpha_src: Tensor,
     alpha_dst: Tensor,
     negative_slope: float = 0.2,
@@ -370,7 +305,8 @@ def gat_scores(
     order) is differentiable in both, so the attention parameters train. Feed it to
     :func:`edge_softmax`, then to :func:`aggregate` one head at a time.
     """
-    src, dst = _edge_endpoints(structure)
+    _check_structure("gat_scores", structure)
+    src, dst = structure.src_index(), structure.dst_index()
     if alpha_src.dim() != 2 or alpha_dst.dim() != 2 or alpha_src.shape[1] != alpha_dst.shape[1]:
         raise ValueError(
             f"gat_scores: alpha_src and alpha_dst must be [N, H] with the same H, "

@@ -17,7 +17,7 @@ from typing import Callable, List, Optional, Sequence, Union
 
 import torch
 
-from ..graph import Block, CSCGraph
+from ..graph import Block, CSCGraph, check_ids
 from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 
@@ -174,11 +174,8 @@ def _full_graph(name: str, edge_index: Tensor, x: Tensor) -> CSCGraph:
         raise ValueError(
             f"{name}: edge_index must have shape [2, E], got {tuple(edge_index.shape)}"
         )
-    num_nodes = x.shape[0]
-    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError(
-            f"{name}: edge_index has ids outside [0, {num_nodes}) (x has {num_nodes} rows)"
-        )
+    num_nodes = x.shape[0]  # one node per row of x
+    check_ids(name, "edge_index", edge_index, num_nodes)
     return CSCGraph.from_edge_index(edge_index, num_nodes)
 
 

@@ -20,7 +20,6 @@ Example:
     >>> logits = conv2(blocks[1], h)                         # [len(seeds), 7]
 """
 
-from dataclasses import dataclass
 from typing import Callable, Optional, Tuple, Union
 
 import dgl
@@ -29,8 +28,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from fastgl import ops
-from fastgl.graph import Block
+from fastgl.graph import check_edge_weight, csc_structure
 from fastgl.nn import functional
+from fastgl.nn._adjacency import Adjacency
 
 Tensor = torch.Tensor
 Features = Union[Tensor, Tuple[Tensor, Tensor]]
@@ -48,55 +48,11 @@ class DGLConvError(dgl.DGLError, ValueError):
 # DGL graph -> fastgl structure
 
 
-@dataclass
-class _Structure:
-    """A DGL graph as fastgl's ops read it.
-
-    Attributes:
-        block: destination-sorted :class:`~fastgl.Block` (its edges in CSC order, so the ops'
-            ``csc_of`` needs no sort).
-        eid: ``[E]`` DGL edge id of every edge of ``block``.
-        in_degrees: ``[num_dst]`` in-degree of every destination.
-        is_block: whether the DGL graph is a block (MFG).
-    """
-
-    block: Block
-    eid: Tensor
-    in_degrees: Tensor
-    is_block: bool
-
-    @property
-    def num_src(self) -> int:
-        return self.block.num_src_nodes
-
-    @property
-    def num_dst(self) -> int:
-        return self.block.num_dst_nodes
-
-    @property
-    def num_edges(self) -> int:
-        return self.block.num_edges
-
-    @property
-    def device(self) -> torch.device:
-        return self.eid.device
-
-    def out_degrees(self) -> Tensor:
-        """``[num_src]`` out-degree of every source."""
-        return torch.bincount(self.block.src, minlength=self.num_src)
-
-    def from_dgl_order(self, edge_data: Tensor) -> Tensor:
-        """Per-edge data in DGL's edge-id order -> ``block``'s edge order."""
-        return edge_data.index_select(0, self.eid)
-
-    def to_dgl_order(self, edge_data: Tensor) -> Tensor:
-        """Per-edge data in ``block``'s edge order -> DGL's edge-id order (differentiable)."""
-        return torch.zeros_like(edge_data).index_copy(0, self.eid, edge_data)
-
-
-def _structure_of(layer: str, graph) -> _Structure:
-    """The :class:`_Structure` of a ``dgl.DGLGraph`` or DGL block (nothing is cached: DGL keeps
-    the CSC it builds on the graph itself, so a second layer on the same graph reuses it)."""
+def _structure_of(layer: str, graph) -> Adjacency:
+    """A ``dgl.DGLGraph`` or DGL block as fastgl's ops read it: its structure (a CSCGraph when
+    square, else a destination-sorted Block), with DGL's edge-id order as the caller's edge
+    order. Nothing is cached: DGL keeps the CSC it builds on the graph itself, so a second layer
+    on the same graph reuses it."""
     if not isinstance(graph, dgl.DGLGraph):
         raise TypeError(
             f"{layer}: graph must be a dgl.DGLGraph or a DGL block, got {type(graph).__name__}"
@@ -114,30 +70,27 @@ def _structure_of(layer: str, graph) -> _Structure:
         src, dst = graph.edges(order="eid")
         indptr, indices, eid = ops.csc_from_coo(src, dst, max(num_src, num_dst))
         indptr = indptr[: num_dst + 1]
-    indptr, indices, eid = indptr.long(), indices.long(), eid.long()
-    in_degrees = indptr[1:] - indptr[:-1]
-    dst = torch.repeat_interleave(
-        torch.arange(num_dst, device=indptr.device), in_degrees, output_size=indices.numel()
-    )
-    block = Block(
-        src=indices,
-        dst=dst,
-        eid=eid,
-        src_nodes=torch.arange(num_src, device=indptr.device),
-        num_src_nodes=num_src,
-        num_dst_nodes=num_dst,
-        indptr=indptr,
-    )
-    return _Structure(block, eid, in_degrees, bool(graph.is_block))
+    eid = eid.long()
+    return Adjacency(csc_structure(indptr.long(), indices.long(), num_src, num_dst, eid), eid)
+
+
+def _out_degrees(adj: Adjacency) -> Tensor:
+    """``[num_src]`` out-degree of every source."""
+    return torch.bincount(adj.structure.src_index(), minlength=adj.num_src)
+
+
+def _to_dgl_order(adj: Adjacency, edge_data: Tensor) -> Tensor:
+    """Per-edge data in the structure's edge order -> DGL's edge-id order (differentiable)."""
+    return torch.zeros_like(edge_data).index_copy(0, adj.edge_order, edge_data)
 
 
 # ---------------------------------------------------------------------------------------------
 # Shared input handling
 
 
-def _check_zero_in_degree(layer: str, st: _Structure) -> None:
+def _check_zero_in_degree(layer: str, adj: Adjacency) -> None:
     # DGL's condition and advice: such nodes would silently get only their bias.
-    if st.num_dst > 0 and bool((st.in_degrees == 0).any()):
+    if adj.num_dst > 0 and bool((adj.structure.in_degrees() == 0).any()):
         raise DGLConvError(
             f"{layer}: there are 0-in-degree nodes in the graph; their output would be invalid, "
             f"which silently harms many applications. Add self-loops (g = dgl.add_self_loop(g)) "
@@ -145,7 +98,7 @@ def _check_zero_in_degree(layer: str, st: _Structure) -> None:
         )
 
 
-def _check_feature(layer: str, name: str, t, rows: int, st: _Structure) -> None:
+def _check_feature(layer: str, name: str, t, rows: int, adj: Adjacency) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{layer}: {name} must be a tensor, got {type(t).__name__}")
     if t.dim() < 2 or not t.is_floating_point():
@@ -158,17 +111,22 @@ def _check_feature(layer: str, name: str, t, rows: int, st: _Structure) -> None:
             f"{layer}: {name} has {t.shape[0]} rows but the graph has {rows} "
             f"{'source' if name != 'feat_dst' else 'destination'} nodes"
         )
-    if t.device != st.device:
-        raise ValueError(f"{layer}: {name} is on {t.device} but the graph is on {st.device}")
+    if t.device != adj.device:
+        raise ValueError(f"{layer}: {name} is on {t.device} but the graph is on {adj.device}")
 
 
 def _features(
-    layer: str, feat: Features, st: _Structure, transform: Callable[[Tensor], Tensor] = lambda t: t
+    layer: str,
+    graph,
+    feat: Features,
+    adj: Adjacency,
+    transform: Callable[[Tensor], Tensor] = lambda t: t,
 ) -> Tuple[Tensor, Tensor]:
     """``(feat_src, feat_dst)`` as DGL pairs them, after ``transform`` (e.g. dropout).
 
     A pair is used as given (``transform`` applied to each side); a single tensor is the source
-    features and, transformed once, its first ``num_dst`` rows are the destinations'.
+    features and, transformed once, its first ``num_dst`` rows are the destinations' (in a
+    block; a graph with distinct source and destination node sets needs the pair).
     """
     if isinstance(feat, tuple):
         if len(feat) != 2:
@@ -176,17 +134,17 @@ def _features(
                 f"{layer}: feat must be a tensor or a pair (feat_src, feat_dst), "
                 f"got a tuple of {len(feat)}"
             )
-        _check_feature(layer, "feat_src", feat[0], st.num_src, st)
-        _check_feature(layer, "feat_dst", feat[1], st.num_dst, st)
+        _check_feature(layer, "feat_src", feat[0], adj.num_src, adj)
+        _check_feature(layer, "feat_dst", feat[1], adj.num_dst, adj)
         return transform(feat[0]), transform(feat[1])
-    _check_feature(layer, "feat", feat, st.num_src, st)
-    if not st.is_block and st.num_src != st.num_dst:
+    _check_feature(layer, "feat", feat, adj.num_src, adj)
+    if not graph.is_block and adj.num_src != adj.num_dst:
         raise ValueError(
-            f"{layer}: the graph has {st.num_src} source and {st.num_dst} "
+            f"{layer}: the graph has {adj.num_src} source and {adj.num_dst} "
             f"destination nodes; pass feat as a pair (feat_src, feat_dst)"
         )
     h = transform(feat)
-    return h, h[: st.num_dst]
+    return h, h[: adj.num_dst]
 
 
 def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
@@ -198,37 +156,25 @@ def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
 
 
 def _edge_weight(
-    layer: str, edge_weight: Optional[Tensor], st: _Structure, dtype: torch.dtype
+    layer: str, edge_weight: Optional[Tensor], adj: Adjacency, dtype: torch.dtype
 ) -> Optional[Tensor]:
-    """``[E]`` weights (``[E]`` or ``[E, 1]`` in DGL's edge-id order) in ``st.block``'s order."""
+    """``[E]`` weights (``[E]`` or ``[E, 1]`` in DGL's edge-id order) in the structure's order."""
     if edge_weight is None:
         return None
-    if not isinstance(edge_weight, Tensor):
-        raise TypeError(f"{layer}: edge_weight must be a tensor, got {type(edge_weight).__name__}")
-    if edge_weight.dim() == 2 and edge_weight.shape[1] == 1:
+    if isinstance(edge_weight, Tensor) and edge_weight.dim() == 2 and edge_weight.shape[1] == 1:
         edge_weight = edge_weight.squeeze(1)
-    if edge_weight.dim() != 1 or edge_weight.shape[0] != st.num_edges:
-        raise ValueError(
-            f"{layer}: edge_weight must have shape [{st.num_edges}] (one scalar per "
-            f"edge), got {tuple(edge_weight.shape)}"
-        )
-    if not edge_weight.is_floating_point():
-        raise ValueError(f"{layer}: edge_weight must be floating point, got {edge_weight.dtype}")
-    if edge_weight.device != st.device:
-        raise ValueError(
-            f"{layer}: edge_weight is on {edge_weight.device} but the graph is on {st.device}"
-        )
-    return st.from_dgl_order(edge_weight.to(dtype))
+    check_edge_weight(layer, edge_weight, adj.num_edges, adj.device)
+    return adj.to_structure_order(edge_weight.to(dtype))
 
 
 def _aggregate(
-    st: _Structure, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum"
+    adj: Adjacency, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum"
 ) -> Tensor:
     """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank ->
     ``[num_dst, *]`` (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
     flat = x.reshape(x.shape[0], -1).contiguous()
-    out = functional.aggregate(st.block, flat, edge_weight, reduce)
-    return out.view(st.num_dst, *x.shape[1:])
+    out = functional.aggregate(adj.structure, flat, edge_weight, reduce)
+    return out.view(adj.num_dst, *x.shape[1:])
 
 
 def _broadcast_rows(values: Tensor, like: Tensor) -> Tensor:
@@ -315,24 +261,25 @@ class GraphConv(nn.Module):
         weight: Optional[Tensor] = None,
         edge_weight: Optional[Tensor] = None,
     ) -> Tensor:
-        st = _structure_of("GraphConv", graph)
+        adj = _structure_of("GraphConv", graph)
         if not self._allow_zero_in_degree:
-            _check_zero_in_degree("GraphConv", st)
-        feat_src, _ = _features("GraphConv", feat, st)  # checks the destination rows too
+            _check_zero_in_degree("GraphConv", adj)
+        feat_src, _ = _features("GraphConv", graph, feat, adj)  # checks the destination rows too
         weight = self._resolve_weight(weight, feat_src)
-        edge_weight = _edge_weight("GraphConv", edge_weight, st, feat_src.dtype)
+        edge_weight = _edge_weight("GraphConv", edge_weight, adj, feat_src.dtype)
         if self._norm in ("left", "both"):
-            norm_src = self._degree_norm(st.out_degrees(), feat_src.dtype)
+            norm_src = self._degree_norm(_out_degrees(adj), feat_src.dtype)
             feat_src = feat_src * _broadcast_rows(norm_src, feat_src)
         # Multiply by W on the narrower side of the aggregation (DGL's order, so rounding agrees).
         if weight is not None and self._in_feats > self._out_feats:
-            rst = _aggregate(st, torch.matmul(feat_src, weight), edge_weight)
+            rst = _aggregate(adj, torch.matmul(feat_src, weight), edge_weight)
         else:
-            rst = _aggregate(st, feat_src, edge_weight)
+            rst = _aggregate(adj, feat_src, edge_weight)
             if weight is not None:
                 rst = torch.matmul(rst, weight)
         if self._norm in ("right", "both"):
-            rst = rst * _broadcast_rows(self._degree_norm(st.in_degrees, rst.dtype), rst)
+            norm_dst = self._degree_norm(adj.structure.in_degrees(), rst.dtype)
+            rst = rst * _broadcast_rows(norm_dst, rst)
         if self.bias is not None:
             rst = rst + self.bias
         return self._activation(rst) if self._activation is not None else rst
@@ -445,8 +392,8 @@ class SAGEConv(nn.Module):
         nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
 
     def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
-        st = _structure_of("SAGEConv", graph)
-        feat_src, feat_dst = _features("SAGEConv", feat, st, self.feat_drop)
+        adj = _structure_of("SAGEConv", graph)
+        feat_src, feat_dst = _features("SAGEConv", graph, feat, adj, self.feat_drop)
         _check_width(
             "SAGEConv",
             "feat_src" if isinstance(feat, tuple) else "feat",
@@ -455,17 +402,17 @@ class SAGEConv(nn.Module):
         )
         if self._aggre_type != "gcn":  # 'gcn' checks that both sides have the same shape
             _check_width("SAGEConv", "feat_dst", feat_dst, self._in_dst_feats)
-        edge_weight = _edge_weight("SAGEConv", edge_weight, st, feat_src.dtype)
+        edge_weight = _edge_weight("SAGEConv", edge_weight, adj, feat_src.dtype)
         if self._aggre_type == "gcn":
-            rst = self._gcn(st, feat_src, feat_dst, edge_weight, isinstance(feat, tuple))
+            rst = self._gcn(adj, feat_src, feat_dst, edge_weight, isinstance(feat, tuple))
             if self.bias is not None:
                 rst = rst + self.bias
         else:
             if self._aggre_type == "mean":
-                h_neigh = self._mean(st, feat_src, edge_weight)
+                h_neigh = self._mean(adj, feat_src, edge_weight)
             else:
                 h_neigh = self.fc_neigh(
-                    _aggregate(st, F.relu(self.fc_pool(feat_src)), edge_weight, "max")
+                    _aggregate(adj, F.relu(self.fc_pool(feat_src)), edge_weight, "max")
                 )
             rst = self.fc_self(feat_dst) + h_neigh
         if self.activation is not None:
@@ -476,14 +423,14 @@ class SAGEConv(nn.Module):
         # Apply fc_neigh before the aggregation when that narrows the features (DGL's choice).
         return self._in_src_feats > self._out_feats
 
-    def _mean(self, st: _Structure, feat_src: Tensor, edge_weight: Optional[Tensor]) -> Tensor:
+    def _mean(self, adj: Adjacency, feat_src: Tensor, edge_weight: Optional[Tensor]) -> Tensor:
         if self._project_first():
-            return _aggregate(st, self.fc_neigh(feat_src), edge_weight, "mean")
-        return self.fc_neigh(_aggregate(st, feat_src, edge_weight, "mean"))
+            return _aggregate(adj, self.fc_neigh(feat_src), edge_weight, "mean")
+        return self.fc_neigh(_aggregate(adj, feat_src, edge_weight, "mean"))
 
     def _gcn(
         self,
-        st: _Structure,
+        adj: Adjacency,
         feat_src: Tensor,
         feat_dst: Tensor,
         edge_weight: Optional[Tensor],
@@ -501,9 +448,9 @@ class SAGEConv(nn.Module):
         if paired:
             h_dst = self.fc_neigh(feat_dst) if project else feat_dst
         else:  # destinations are the first sources: reuse their (projected) rows
-            h_dst = h_src[: st.num_dst]
-        degrees = _broadcast_rows(st.in_degrees + 1, h_dst)
-        h_neigh = (_aggregate(st, h_src, edge_weight) + h_dst) / degrees
+            h_dst = h_src[: adj.num_dst]
+        degrees = _broadcast_rows(adj.structure.in_degrees() + 1, h_dst)
+        h_neigh = (_aggregate(adj, h_src, edge_weight) + h_dst) / degrees
         return h_neigh if project else self.fc_neigh(h_neigh)
 
     def extra_repr(self) -> str:
@@ -563,15 +510,15 @@ class GINConv(nn.Module):
             self.register_buffer("eps", eps)
 
     def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
-        st = _structure_of("GINConv", graph)
-        feat_src, feat_dst = _features("GINConv", feat, st)
+        adj = _structure_of("GINConv", graph)
+        feat_src, feat_dst = _features("GINConv", graph, feat, adj)
         if feat_src.shape[1:] != feat_dst.shape[1:]:
             raise ValueError(
                 f"GINConv: feat_src and feat_dst must have the same feature shape, "
                 f"got {tuple(feat_src.shape[1:])} and {tuple(feat_dst.shape[1:])}"
             )
-        edge_weight = _edge_weight("GINConv", edge_weight, st, feat_src.dtype)
-        neigh = _aggregate(st, feat_src, edge_weight, self._aggregator_type)
+        edge_weight = _edge_weight("GINConv", edge_weight, adj, feat_src.dtype)
+        neigh = _aggregate(adj, feat_src, edge_weight, self._aggregator_type)
         rst = (1 + self.eps) * feat_dst + neigh
         if self.apply_func is not None:
             rst = self.apply_func(rst)
@@ -692,27 +639,27 @@ class GATConv(nn.Module):
         edge_weight: Optional[Tensor] = None,
         get_attention: bool = False,
     ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        st = _structure_of("GATConv", graph)
+        adj = _structure_of("GATConv", graph)
         if not self._allow_zero_in_degree:
-            _check_zero_in_degree("GATConv", st)
-        h_src, h_dst = _features("GATConv", feat, st, self.feat_drop)
-        z_src, z_dst = self._project(h_src, h_dst, isinstance(feat, tuple), st.num_dst)
-        edge_weight = _edge_weight("GATConv", edge_weight, st, z_src.dtype)
+            _check_zero_in_degree("GATConv", adj)
+        h_src, h_dst = _features("GATConv", graph, feat, adj, self.feat_drop)
+        z_src, z_dst = self._project(h_src, h_dst, isinstance(feat, tuple), adj.num_dst)
+        edge_weight = _edge_weight("GATConv", edge_weight, adj, z_src.dtype)
         heads_shape = z_src.shape[1:-1]  # [*, num_heads]: every entry attends on its own
         k = heads_shape.numel()
-        el = (z_src * self.attn_l).sum(dim=-1).reshape(st.num_src, k)
-        er = (z_dst * self.attn_r).sum(dim=-1).reshape(st.num_dst, k)
-        scores = functional.gat_scores(st.block, el, er, self._negative_slope)
-        attn = self.attn_drop(functional.edge_softmax(st.block, scores))  # [E, k]
+        el = (z_src * self.attn_l).sum(dim=-1).reshape(adj.num_src, k)
+        er = (z_dst * self.attn_r).sum(dim=-1).reshape(adj.num_dst, k)
+        scores = functional.gat_scores(adj.structure, el, er, self._negative_slope)
+        attn = self.attn_drop(functional.edge_softmax(adj.structure, scores))  # [E, k]
         if edge_weight is not None:
             attn = attn * edge_weight.unsqueeze(1)
-        rst = self._attend(st, z_src.reshape(st.num_src, k, self._out_feats), attn)
-        rst = rst.view(st.num_dst, *heads_shape, self._out_feats)
+        rst = self._attend(adj, z_src.reshape(adj.num_src, k, self._out_feats), attn)
+        rst = rst.view(adj.num_dst, *heads_shape, self._out_feats)
         rst = self._residual_and_bias(rst, h_dst)
         if self.activation is not None:
             rst = self.activation(rst)
         if get_attention:
-            return rst, st.to_dgl_order(attn).view(st.num_edges, *heads_shape, 1)
+            return rst, _to_dgl_order(adj, attn).view(adj.num_edges, *heads_shape, 1)
         return rst
 
     def _project(
@@ -734,11 +681,11 @@ class GATConv(nn.Module):
         _check_width("GATConv", "feat_dst", h_dst, fc_dst.in_features)
         return z_src, fc_dst(h_dst).view(*h_dst.shape[:-1], self._num_heads, self._out_feats)
 
-    def _attend(self, st: _Structure, z_src: Tensor, attn: Tensor) -> Tensor:
+    def _attend(self, adj: Adjacency, z_src: Tensor, attn: Tensor) -> Tensor:
         """``[num_dst, k, out_feats]``: every head's attention-weighted sum of its sources
         (one weighted aggregation per head: the op takes one scalar weight per edge)."""
         heads = [
-            _aggregate(st, z_src[:, h], attn[:, h].contiguous()) for h in range(z_src.shape[1])
+            _aggregate(adj, z_src[:, h], attn[:, h].contiguous()) for h in range(z_src.shape[1])
         ]
         return torch.stack(heads, dim=1)
 
