@@ -1,6 +1,7 @@
 """fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
 
-from ._kernels import (
+from ._memory import cached_bytes, empty_cache
+from ._ops import (
     HopsSample,
     csc_from_coo,
     es_spmm_rows,
@@ -13,7 +14,6 @@ from ._kernels import (
     sddmm,
     spmm,
 )
-from ._memory import cached_bytes, empty_cache
 
 __all__ = [
     "HopsSample",

@@ -10,7 +10,7 @@ def register_fake(qualname: str) -> Callable:
     if hasattr(torch.library, "register_fake"):
         return torch.library.register_fake(qualname)
     # _stacklevel=2: the module checked against the C++ pystub is register_fake's caller
-    # (fastgl.ops._kernels), as torch>=2.4's register_fake sees it, not this module.
+    # (fastgl.ops._ops), as torch>=2.4's register_fake sees it, not this module.
     return torch.library.impl_abstract(qualname, _stacklevel=2)
 
 

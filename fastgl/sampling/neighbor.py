@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from ..graph import CSCGraph
-from ..ops._kernels import sample_hops
+from ..ops import sample_hops
 from .subgraph import SampledSubgraph
 
 Tensor = torch.Tensor
