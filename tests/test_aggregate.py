@@ -277,9 +277,9 @@ def test_bad_inputs():
     ):
         aggregate(graph, x, torch.ones(2, dtype=torch.float64))
     with pytest.raises(RuntimeError, match="spmm: indices id 1 out of range"):
-        spmm(graph.indptr, graph.indices, torch.ones(1, 2))
+        spmm(graph.indptr, graph.indices, None, torch.ones(1, 2))
     with pytest.raises(RuntimeError, match="spmm: x must be a floating-point tensor"):
-        spmm(graph.indptr, graph.indices, torch.ones(3, 2, dtype=torch.long))
+        spmm(graph.indptr, graph.indices, None, torch.ones(3, 2, dtype=torch.long))
     with pytest.raises(RuntimeError, match="sddmm: a has 3 columns but b has 2"):
         sddmm(graph.indptr, graph.indices, torch.ones(3, 3), torch.ones(3, 2))
     with pytest.raises(TypeError, match="aggregate: expected a CSCGraph or a Block"):

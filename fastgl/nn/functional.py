@@ -15,8 +15,9 @@ from typing import Any, Callable, Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
+from .. import ops
 from ..graph import Block, CSCGraph, sorted_target_offsets
-from ..ops import csc_from_coo, es_spmm_rows, sddmm, spmm
+from ..ops import csc_from_coo
 
 Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
@@ -64,7 +65,7 @@ class _SpMM(torch.autograd.Function):
     def forward(ctx, indptr, indices, weight, x, transposed):
         ctx.save_for_backward(indptr, indices, weight, x)
         ctx.transposed = transposed
-        return spmm(indptr, indices, x, weight)
+        return ops.spmm(indptr, indices, weight, x)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -72,11 +73,11 @@ class _SpMM(torch.autograd.Function):
         grad_out = grad_out.contiguous()
         grad_weight = grad_x = None
         if ctx.needs_input_grad[2]:
-            grad_weight = sddmm(indptr, indices, grad_out, x)
+            grad_weight = ops.sddmm(indptr, indices, grad_out, x)
         if ctx.needs_input_grad[3]:
             t_indptr, t_rows, t_slots = ctx.transposed()
             t_weight = weight[t_slots] if weight is not None else None
-            grad_x = spmm(t_indptr, t_rows, grad_out, t_weight)
+            grad_x = ops.spmm(t_indptr, t_rows, t_weight, grad_out)
         return None, None, grad_weight, grad_x, None
 
 
@@ -87,7 +88,7 @@ class _SpMMMax(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, indptr, indices, weight, x, transposed):
-        out, arg = torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
+        out, arg = ops.spmm_max(indptr, indices, weight, x)
         ctx.save_for_backward(indptr, indices, weight, x, arg)
         ctx.mark_non_differentiable(arg)
         ctx.transposed = transposed
@@ -286,8 +287,8 @@ def es_spmm(
             "es_spmm: inference only, it has no backward; call it under "
             "torch.no_grad() or torch.inference_mode() (train with aggregate())"
         )
-    out = es_spmm_rows(
-        indptr, indices, x, width, strategy, edge_weight, "max" if reduce == "max" else "sum"
+    out = ops.es_spmm(
+        indptr, indices, edge_weight, x, width, strategy, "max" if reduce == "max" else "sum"
     )
     if reduce == "mean":
         kept = (indptr[1:] - indptr[:-1]).clamp(min=1, max=width)
@@ -298,7 +299,7 @@ def es_spmm(
 class _EdgeSoftmax(torch.autograd.Function):
     @staticmethod
     def forward(ctx, indptr, scores):
-        out = torch.ops.fastgl.edge_softmax(indptr, scores)
+        out = ops.edge_softmax(indptr, scores)
         ctx.save_for_backward(indptr, out)
         return out
 
