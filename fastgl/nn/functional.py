@@ -2,11 +2,17 @@
 ``edge_softmax`` and ``gat_scores``; and ES-SpMM's approximate aggregation for inference,
 ``es_spmm``.
 
-Built on compiled ops (``torch.ops.fastgl.spmm``, ``sddmm``, ``spmm_max`` and its backward ops):
-the forward pass is an spmm over each destination's in-edges; the backward pass for ``x`` is an
-spmm over the transposed structure and for ``edge_weight`` an sddmm (max: the same, restricted
-to each feature's winning edge), so gradients are deterministic (every output entry is reduced
-by one owner, without float atomics).
+Built on compiled ops (:mod:`fastgl.ops`: ``spmm``, ``sddmm``, ``spmm_max`` and its backward
+ops, ``edge_softmax``): the forward pass is an spmm over each destination's in-edges; the backward
+pass for ``x`` is an spmm over the transposed structure and for ``edge_weight`` an sddmm (max: the
+same, restricted to each feature's winning edge), so gradients are deterministic (every output
+entry is reduced by one owner, without float atomics).
+
+Aggregation's autograd lives here, not on the ops: its backward needs the transposed structure,
+built once per graph or block and cached on it (:func:`transposed_of`), and an op's registered
+backward sees only the op's tensors, so it would rebuild the transpose on every backward pass.
+``edge_softmax``'s backward needs only the op's own input and output: the op is differentiable
+itself.
 """
 
 import functools
@@ -59,7 +65,8 @@ def transposed_of(structure: Union[CSCGraph, Block], num_src: int) -> Tuple[Tens
 
 class _SpMM(torch.autograd.Function):
     """Sum aggregation; ``transposed`` gives the structure's cached transposed CSR, built the
-    first time a backward pass needs it."""
+    first time a backward pass needs it (the reason this is not the op's registered autograd:
+    see the module's docstring)."""
 
     @staticmethod
     def forward(ctx, indptr, indices, weight, x, transposed):
@@ -296,19 +303,6 @@ def es_spmm(
     return out
 
 
-class _EdgeSoftmax(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, indptr, scores):
-        out = ops.edge_softmax(indptr, scores)
-        ctx.save_for_backward(indptr, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        indptr, out = ctx.saved_tensors
-        return None, torch.ops.fastgl.edge_softmax_backward(indptr, out, grad_out.contiguous())
-
-
 def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
     """Softmax of edge scores over each destination's in-edges (per head), differentiable.
 
@@ -334,7 +328,7 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
         columns = columns[perm]
-    out = _EdgeSoftmax.apply(indptr, columns)
+    out = ops.edge_softmax(indptr, columns)  # differentiable as an op
     if perm is not None:
         out = out[
             torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=perm.device))

@@ -2,7 +2,8 @@
 
 A wrapper has its op's name and takes the op's arguments in the schema's order
 (``csrc/fastgl.cpp``); the functions follow the schemas' order too. Ops without a wrapper are the
-backward ops (halves of a gradient, called by :mod:`fastgl.nn.functional`'s autograd) and the
+backward ops (halves of a gradient, called by autograd: ``edge_softmax_backward`` below,
+``spmm_max_backward_x`` and ``spmm_max_backward_weight`` by :mod:`fastgl.nn.functional`) and the
 internal ``_transit_schedule`` (exposed for tests); they stay reachable as ``torch.ops.fastgl.*``.
 
 These are the building blocks; most users want :func:`fastgl.sampling.neighbor_sample` or the
@@ -14,7 +15,7 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 import torch
 
 from .. import _C  # noqa: F401  (loads the compiled ops)
-from ._compat import new_dynamic_size, register_fake
+from ._compat import new_dynamic_size, register_autograd, register_fake
 
 Tensor = torch.Tensor
 
@@ -285,8 +286,8 @@ def edge_softmax(indptr: Tensor, scores: Tensor) -> Tensor:
     ``r``, ``out[k, h] = exp(scores[k, h]) / sum_{j in indptr[r]:indptr[r+1]} exp(scores[j, h])``.
 
     Shapes: ``indptr [R+1]`` int64, ``scores [E, H]`` floating point (CSC slot order) ->
-    ``[E, H]``. Not differentiable itself: :func:`fastgl.nn.functional.edge_softmax` is, over a
-    graph or block.
+    ``[E, H]``. Differentiable in ``scores`` (the backward is the op ``edge_softmax_backward``);
+    :func:`fastgl.nn.functional.edge_softmax` runs it over a graph or block.
     """
     return torch.ops.fastgl.edge_softmax(indptr, scores)
 
@@ -294,6 +295,22 @@ def edge_softmax(indptr: Tensor, scores: Tensor) -> Tensor:
 @register_fake("fastgl::edge_softmax")
 def _edge_softmax_fake(indptr, scores):
     return torch.empty_like(scores)
+
+
+def _edge_softmax_setup_context(ctx, inputs, output):
+    indptr, _ = inputs
+    ctx.save_for_backward(indptr, output)
+
+
+def _edge_softmax_grad(ctx, grad):
+    """``d scores = out * (grad - row sum of grad * out)``, by ``edge_softmax_backward``."""
+    indptr, out = ctx.saved_tensors
+    return None, torch.ops.fastgl.edge_softmax_backward(indptr, out, grad.contiguous())
+
+
+register_autograd(
+    "fastgl::edge_softmax", _edge_softmax_grad, setup_context=_edge_softmax_setup_context
+)
 
 
 @register_fake("fastgl::edge_softmax_backward")
