@@ -453,8 +453,21 @@ def test_gat_attention_parameters_train():
 
 def test_edge_softmax_and_gat_scores_bad_inputs():
     graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 2]]))
-    with pytest.raises(ValueError, match=r"edge_softmax: scores must have shape \[E\] or \[E, H\]"):
+    with pytest.raises(
+        RuntimeError, match="edge_softmax: scores has 3 rows but the structure has 2"
+    ):
         edge_softmax(graph, torch.ones(3))
+    with pytest.raises(
+        RuntimeError, match=r"edge_softmax: scores must be 2-D, got shape \[2, 1, 1\]"
+    ):
+        edge_softmax(graph, torch.ones(2, 1, 1))
+    with pytest.raises(TypeError, match="edge_softmax: scores must be a tensor, got list"):
+        edge_softmax(graph, [0.5, 0.5])
+    block, _ = shuffled(sampled_blocks()[0])  # its scores are gathered into slot order first
+    with pytest.raises(
+        ValueError, match=rf"edge_softmax: scores must have {block.num_edges} rows, one per edge"
+    ):
+        edge_softmax(block, torch.ones(block.num_edges + 1, 2))
     with pytest.raises(RuntimeError, match="edge_softmax: scores must be a floating-point"):
         torch.ops.fastgl.edge_softmax(graph.indptr, torch.ones(2, 1, dtype=torch.long))
     with pytest.raises(ValueError, match="gat_scores: alpha_src and alpha_dst must be"):

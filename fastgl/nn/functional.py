@@ -314,26 +314,30 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
         Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
     """
     indptr, _, perm = csc_of(structure)
-    if (
-        not isinstance(scores, Tensor)
-        or scores.dim() not in (1, 2)
-        or scores.shape[0] != indptr[-1].item()
-    ):
-        shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
-        raise ValueError(
-            f"edge_softmax: scores must have shape [E] or [E, H] with "
-            f"E = {int(indptr[-1])}, got {shape}"
-        )
+    if not isinstance(scores, Tensor):
+        raise TypeError(f"edge_softmax: scores must be a tensor, got {type(scores).__name__}")
     _check_device("edge_softmax", "scores", scores, indptr)
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
-        columns = columns[perm]
-    out = ops.edge_softmax(indptr, columns)  # differentiable as an op
+        columns = _in_slot_order(columns, perm)
+    # The op checks the shape of scores against indptr (and is differentiable).
+    out = ops.edge_softmax(indptr, columns)
     if perm is not None:
         out = out[
             torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=perm.device))
         ]
     return out.squeeze(1) if scores.dim() == 1 else out
+
+
+def _in_slot_order(scores: Tensor, perm: Tensor) -> Tensor:
+    """A block's edge scores gathered into CSC slot order. Checked here: the gather would hide
+    a wrong row count from the op (extra rows dropped, missing ones an out-of-range index)."""
+    if scores.shape[:1] != perm.shape:
+        raise ValueError(
+            f"edge_softmax: scores must have {perm.numel()} rows, one per edge of the block, "
+            f"got shape {tuple(scores.shape)}"
+        )
+    return scores[perm]
 
 
 def _edge_endpoints(structure: Union[CSCGraph, Block]) -> Tuple[Tensor, Tensor]:
