@@ -42,7 +42,10 @@ $(DGL_VENV)/.installed: Makefile
 
 setup-dgl: $(DGL_VENV)/.installed
 
+# The staged package tree (build/dgl/lib.*) is removed first, so that a module deleted from the
+# checkout is not installed again from an earlier build; the compiled objects are kept.
 build-dgl: setup-dgl
+	rm -rf build/dgl/lib.*
 	FASTGL_BUILD_BASE=build/dgl FORCE_CUDA=0 $(DGL_PY) -m pip install --quiet \
 		--no-build-isolation --no-deps .
 

@@ -5,7 +5,7 @@
 TORCH_LIBRARY(fastgl, m) {
   // The fake kernels live in this Python module (torch 2.2/2.3 require the link for a C++ op
   // with a Python fake kernel; set_python_module is its later name, this one still works).
-  m.impl_abstract_pystub("fastgl.ops._kernels");
+  m.impl_abstract_pystub("fastgl.ops._ops");
   m.def("csc_from_coo(Tensor src, Tensor dst, int num_nodes) -> (Tensor, Tensor, Tensor)");
   m.def(
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor? weight, Tensor transits, "

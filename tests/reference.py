@@ -466,10 +466,10 @@ def sample_hops_reference(
         ptr, nbr, pos = sample_neighbors(
             graph.indptr,
             graph.indices,
+            graph.weight if weighted else None,
             torch.tensor(transits, dtype=torch.int64),
             fanout,
             replace=replace,
-            weight=graph.weight if weighted else None,
             seed=hop_key(key, hop),
         )
         counts = (ptr[1:] - ptr[:-1]).tolist()

@@ -8,10 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_edge_softmax
 
-from fastgl import CSCGraph, NeighborSampler
+from fastgl import CSCGraph, NeighborSampler, ops
 from fastgl.graph import Block
 from fastgl.nn.functional import aggregate, edge_softmax, gat_scores
 from fastgl.ops import csc_from_coo, sddmm, spmm
+from fastgl.ops._compat import register_autograd_kernel
+from fastgl.ops._ops import _edge_softmax_grad, _edge_softmax_setup_context
 
 
 def reference_aggregate(src, dst, num_dst, x, weight=None, reduce="sum"):
@@ -277,9 +279,9 @@ def test_bad_inputs():
     ):
         aggregate(graph, x, torch.ones(2, dtype=torch.float64))
     with pytest.raises(RuntimeError, match="spmm: indices id 1 out of range"):
-        spmm(graph.indptr, graph.indices, torch.ones(1, 2))
+        spmm(graph.indptr, graph.indices, None, torch.ones(1, 2))
     with pytest.raises(RuntimeError, match="spmm: x must be a floating-point tensor"):
-        spmm(graph.indptr, graph.indices, torch.ones(3, 2, dtype=torch.long))
+        spmm(graph.indptr, graph.indices, None, torch.ones(3, 2, dtype=torch.long))
     with pytest.raises(RuntimeError, match="sddmm: a has 3 columns but b has 2"):
         sddmm(graph.indptr, graph.indices, torch.ones(3, 3), torch.ones(3, 2))
     with pytest.raises(TypeError, match="aggregate: expected a CSCGraph or a Block"):
@@ -357,6 +359,75 @@ def test_edge_softmax_unsorted_block_and_gradcheck():
     assert torch.autograd.gradcheck(lambda s: edge_softmax(block, s), (scores,))
 
 
+def _edge_softmax_case():
+    """``(indptr, scores)``: rows without edges, one edge, many; two heads, float64."""
+    gen = torch.Generator().manual_seed(11)
+    indptr = torch.tensor([0, 0, 1, 4, 4, 9, 15])
+    return indptr, torch.randn(15, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+
+
+def test_edge_softmax_op_is_differentiable():
+    indptr, scores = _edge_softmax_case()
+    assert torch.autograd.gradcheck(lambda s: ops.edge_softmax(indptr, s), (scores,))
+    assert torch.autograd.gradcheck(lambda s: torch.ops.fastgl.edge_softmax(indptr, s), (scores,))
+
+
+def test_edge_softmax_op_and_nn_gradients_agree():
+    """The op in CSC slot order and nn.functional's edge_softmax over a block in its own (shuffled)
+    edge order give the same values and gradients, slot for slot."""
+    block, _ = shuffled(sampled_blocks()[0])
+    indptr, _, perm = csc_from_coo(block.src, block.dst, block.num_src_nodes)
+    indptr = indptr[: block.num_dst_nodes + 1]
+    gen = torch.Generator().manual_seed(12)
+    scores = torch.randn(block.num_edges, 3, generator=gen, dtype=torch.float64)
+    upstream = torch.randn(block.num_edges, 3, generator=gen, dtype=torch.float64)
+    block_scores = scores.clone().requires_grad_()
+    block_out = edge_softmax(block, block_scores)
+    block_out.backward(upstream)
+    slot_scores = scores[perm].requires_grad_()
+    slot_out = ops.edge_softmax(indptr, slot_scores)
+    slot_out.backward(upstream[perm])
+    torch.testing.assert_close(slot_out, block_out[perm], rtol=0, atol=0)
+    torch.testing.assert_close(slot_scores.grad, block_scores.grad[perm], rtol=0, atol=0)
+
+
+def test_edge_softmax_op_compiles_with_its_backward():
+    indptr, scores = _edge_softmax_case()
+
+    def loss(s):
+        return (ops.edge_softmax(indptr, s) * torch.arange(2.0, dtype=s.dtype)).sum()
+
+    compiled = torch.compile(loss, backend="aot_eager", fullgraph=True)
+    (eager,) = torch.autograd.grad(loss(scores), scores)
+    (traced,) = torch.autograd.grad(compiled(scores), scores)
+    torch.testing.assert_close(traced, eager)
+
+
+# torch < 2.4 has no torch.library.register_autograd: _compat registers an Autograd kernel built
+# from the same setup_context and backward. Run that path here, on a copy of edge_softmax in a
+# namespace of its own, whatever the torch version.
+_FALLBACK_LIBRARY = torch.library.Library("fastgl_autograd_fallback_test", "DEF")
+_FALLBACK_LIBRARY.define("edge_softmax(Tensor indptr, Tensor scores) -> Tensor")
+_FALLBACK_LIBRARY.impl("edge_softmax", torch.ops.fastgl.edge_softmax, "CPU")
+register_autograd_kernel(
+    "fastgl_autograd_fallback_test::edge_softmax",
+    _edge_softmax_grad,
+    _edge_softmax_setup_context,
+)
+
+
+def test_autograd_fallback_for_old_torch_is_differentiable():
+    indptr, scores = _edge_softmax_case()
+    fallback = torch.ops.fastgl_autograd_fallback_test.edge_softmax
+    assert torch.autograd.gradcheck(lambda s: fallback(indptr, s), (scores,))
+    upstream = torch.randn_like(scores)
+    (expected,) = torch.autograd.grad(ops.edge_softmax(indptr, scores), scores, upstream)
+    (got,) = torch.autograd.grad(fallback(indptr, scores), scores, upstream)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    with torch.no_grad():
+        assert not fallback(indptr, scores).requires_grad
+
+
 def test_gat_attention_parameters_train():
     """The whole attention path is differentiable: attention vectors get gradients and learn."""
     gen = torch.Generator().manual_seed(9)
@@ -382,8 +453,21 @@ def test_gat_attention_parameters_train():
 
 def test_edge_softmax_and_gat_scores_bad_inputs():
     graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 2]]))
-    with pytest.raises(ValueError, match=r"edge_softmax: scores must have shape \[E\] or \[E, H\]"):
+    with pytest.raises(
+        RuntimeError, match="edge_softmax: scores has 3 rows but the structure has 2"
+    ):
         edge_softmax(graph, torch.ones(3))
+    with pytest.raises(
+        RuntimeError, match=r"edge_softmax: scores must be 2-D, got shape \[2, 1, 1\]"
+    ):
+        edge_softmax(graph, torch.ones(2, 1, 1))
+    with pytest.raises(TypeError, match="edge_softmax: scores must be a tensor, got list"):
+        edge_softmax(graph, [0.5, 0.5])
+    block, _ = shuffled(sampled_blocks()[0])  # its scores are gathered into slot order first
+    with pytest.raises(
+        ValueError, match=rf"edge_softmax: scores must have {block.num_edges} rows, one per edge"
+    ):
+        edge_softmax(block, torch.ones(block.num_edges + 1, 2))
     with pytest.raises(RuntimeError, match="edge_softmax: scores must be a floating-point"):
         torch.ops.fastgl.edge_softmax(graph.indptr, torch.ones(2, 1, dtype=torch.long))
     with pytest.raises(ValueError, match="gat_scores: alpha_src and alpha_dst must be"):
@@ -399,6 +483,10 @@ def test_edge_softmax_opcheck():
     )
     scores = torch.randn(90, 3)
     torch.library.opcheck(torch.ops.fastgl.edge_softmax.default, (graph.indptr, scores))
+    # With a score that needs a gradient: the op's registered autograd is checked too.
+    torch.library.opcheck(
+        torch.ops.fastgl.edge_softmax.default, (graph.indptr, scores.clone().requires_grad_())
+    )
     out = torch.ops.fastgl.edge_softmax(graph.indptr, scores)
     torch.library.opcheck(
         torch.ops.fastgl.edge_softmax_backward.default, (graph.indptr, out, torch.randn(90, 3))

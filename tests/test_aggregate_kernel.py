@@ -33,7 +33,7 @@ def test_every_slab_width_matches_reference(dim, dtype):
     gen = torch.Generator().manual_seed(dim)
     x = torch.randn(graph.num_nodes, dim, generator=gen, dtype=dtype)
     weight = torch.rand(graph.num_edges, generator=gen, dtype=dtype)
-    got = spmm(graph.indptr, graph.indices, x, weight)
+    got = spmm(graph.indptr, graph.indices, weight, x)
     # Sums in another order (and fused multiply-adds) differ by rounding: the bound is relative
     # to the sum of the terms' magnitudes, a dropped or doubled edge is far outside it.
     bound = reference_spmm(graph, x.abs().double(), weight.abs().double())
@@ -54,7 +54,7 @@ def test_result_is_the_same_bits_for_any_thread_count(dim):
         results = []
         for count in (1, 2, 3, 7):
             torch.set_num_threads(count)
-            results.append(spmm(graph.indptr, graph.indices, x, weight))
+            results.append(spmm(graph.indptr, graph.indices, weight, x))
             results.append(es_spmm(graph, x, 8, "fastrand"))
     finally:
         torch.set_num_threads(threads)
@@ -70,7 +70,7 @@ def test_rows_without_edges_and_more_threads_than_rows():
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(4)
-        out = spmm(graph.indptr, graph.indices, x, None)
+        out = spmm(graph.indptr, graph.indices, None, x)
     finally:
         torch.set_num_threads(threads)
     assert torch.equal(out[:2], torch.zeros(2, 40))

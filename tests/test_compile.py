@@ -285,10 +285,8 @@ def test_fake_kernels_match_real_metadata():
 
 def _compiled_body(prefix, ids, indptr, indices, transits, weight):
     unique, local = id_map(prefix, ids)
-    ptr, nbr, pos = sample_neighbors(indptr, indices, transits, 3, seed=11)
-    wptr, wnbr, wpos = sample_neighbors(
-        indptr, indices, transits, 2, replace=True, weight=weight, seed=12
-    )
+    ptr, nbr, pos = sample_neighbors(indptr, indices, None, transits, 3, seed=11)
+    wptr, wnbr, wpos = sample_neighbors(indptr, indices, weight, transits, 2, replace=True, seed=12)
     # Some ordinary tensor work around the ops, so there is a graph to compile.
     return unique * 2, local + 1, ptr, nbr, pos.sum(), wptr, wnbr, wpos
 

@@ -247,20 +247,21 @@ def test_op_is_pure_function_of_seed_and_position():
     """sample_neighbors: pair p's draws depend on (seed, p) only, not on other pairs or threads."""
     graph, _ = _random_setup()
     transits = torch.randint(0, 500, (3000,), generator=gen(3))
-    for kwargs in (
-        dict(),
-        dict(replace=True),
-        dict(weight=graph.weight),
-        dict(weight=graph.weight, replace=True),
+    for weight, replace in (
+        (None, False),
+        (None, True),
+        (graph.weight, False),
+        (graph.weight, True),
     ):
-        full = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=99, **kwargs)
-        again = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=99, **kwargs)
+
+        def draw(pairs, seed=99, weight=weight, replace=replace):
+            return sample_neighbors(graph.indptr, graph.indices, weight, pairs, 7, replace, seed)
+
+        full, again = draw(transits), draw(transits)
         for x, y in zip(full, again):
             assert torch.equal(x, y)
         # A prefix of the pairs draws exactly what those pairs drew in the full call.
-        ptr, nbr, pos = sample_neighbors(
-            graph.indptr, graph.indices, transits[:1000], 7, seed=99, **kwargs
-        )
+        ptr, nbr, pos = draw(transits[:1000])
         end = int(full[0][1000])
         assert torch.equal(ptr, full[0][:1001])
         assert torch.equal(nbr, full[1][:end]) and torch.equal(pos, full[2][:end])
@@ -268,12 +269,12 @@ def test_op_is_pure_function_of_seed_and_position():
         threads = torch.get_num_threads()
         try:
             torch.set_num_threads(1)
-            single = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=99, **kwargs)
+            single = draw(transits)
         finally:
             torch.set_num_threads(threads)
         for x, y in zip(full, single):
             assert torch.equal(x, y)
-        other = sample_neighbors(graph.indptr, graph.indices, transits, 7, seed=100, **kwargs)
+        other = draw(transits, seed=100)
         assert not torch.equal(full[2], other[2])
 
 
@@ -410,10 +411,10 @@ def draw_offsets(graph, fanout, pairs, replace=False, weighted=False, seed=0):
     ptr, nbr, pos = sample_neighbors(
         graph.indptr,
         graph.indices,
+        graph.weight if weighted else None,
         transits,
         fanout,
         replace=replace,
-        weight=graph.weight if weighted else None,
         seed=seed,
     )
     assert torch.equal(ptr, torch.arange(pairs + 1) * fanout)
@@ -576,10 +577,10 @@ def test_zero_weight_edges_never_drawn(replace, fanout):
     ptr, nbr, pos = sample_neighbors(
         graph.indptr,
         graph.indices,
+        graph.weight,
         torch.zeros(2000, dtype=torch.long),
         fanout,
         replace=replace,
-        weight=graph.weight,
         seed=fanout + 20,
     )
     assert pos.numel() > 0
@@ -591,10 +592,10 @@ def test_zero_weight_edges_never_drawn(replace, fanout):
     ptr, _, _ = sample_neighbors(
         zero.indptr,
         zero.indices,
+        zero.weight,
         torch.zeros(5, dtype=torch.long),
         fanout,
         replace=replace,
-        weight=zero.weight,
     )
     assert ptr.tolist() == [0] * 6
 
@@ -848,7 +849,7 @@ def test_op_bad_input(small_graph, change, match):
             args[name] = derived[args[name]]()
     with pytest.raises(RuntimeError, match=match):
         sample_neighbors(
-            args["indptr"], args["indices"], args["transits"], args["fanout"], weight=args["weight"]
+            args["indptr"], args["indices"], args["weight"], args["transits"], args["fanout"]
         )
 
 
@@ -861,7 +862,7 @@ def test_op_output_layout():
     degree = graph.in_degrees()[transits]
     for fanout, replace in ((4, False), (4, True), (0, False), (-1, False), (-1, True)):
         ptr, nbr, pos = sample_neighbors(
-            graph.indptr, graph.indices, transits, fanout, replace=replace, seed=5
+            graph.indptr, graph.indices, None, transits, fanout, replace=replace, seed=5
         )
         assert ptr.dtype == nbr.dtype == pos.dtype == torch.int64
         assert torch.equal(ptr[1:] - ptr[:-1], expected_draws(degree, fanout, replace))
@@ -878,7 +879,7 @@ def test_op_output_layout():
             assert torch.equal(pos, expected)
     # No pairs at all.
     ptr, nbr, pos = sample_neighbors(
-        graph.indptr, graph.indices, torch.empty(0, dtype=torch.long), 3
+        graph.indptr, graph.indices, None, torch.empty(0, dtype=torch.long), 3
     )
     assert ptr.tolist() == [0] and nbr.numel() == 0 and pos.numel() == 0
 
@@ -970,7 +971,7 @@ def test_sample_neighbors_rejects_malformed_indptr(indptr):
     """The low-level op checks the slice of every transit it reads: an error, never a bad read."""
     indices = torch.tensor([0, 1, 2])
     with pytest.raises(RuntimeError, match="sample_neighbors: indptr is not a valid CSC"):
-        fastgl.ops.sample_neighbors(torch.tensor(indptr), indices, torch.tensor([0, 1, 2]), 2)
+        fastgl.ops.sample_neighbors(torch.tensor(indptr), indices, None, torch.tensor([0, 1, 2]), 2)
 
 
 # --- disjoint sampling (PyG's disjoint=True) --------------------------------------------------

@@ -48,11 +48,11 @@ def run(graph, batches, fanouts, key=5, weighted=False, **options):
     return sample_hops(
         graph.indptr,
         graph.indices,
+        graph.weight if weighted else None,
+        graph.eid,
         seeds,
         seed_ptr,
         fanouts,
-        eid=graph.eid,
-        weight=graph.weight if weighted else None,
         seed=key,
         **options,
     )
@@ -198,11 +198,11 @@ def test_bad_input(graph, change, match):
         sample_hops(
             args["indptr"],
             args["indices"],
+            args["weight"],
+            args["eid"],
             args["seeds"],
             args["seed_ptr"],
             args["fanouts"],
-            eid=args["eid"],
-            weight=args["weight"],
             disjoint=args["disjoint"],
             replace=args["replace"],
         )
@@ -211,7 +211,7 @@ def test_bad_input(graph, change, match):
 def test_sample_neighbors_rejects_draw_counts_past_int64(graph):
     transits = torch.tensor([1, 2])
     with pytest.raises(RuntimeError, match="sample_neighbors: 2 transits drawing up to"):
-        sample_neighbors(graph.indptr, graph.indices, transits, 2**62, replace=True)
+        sample_neighbors(graph.indptr, graph.indices, None, transits, 2**62, replace=True)
 
 
 def test_signed_and_unsigned_keys_agree():
@@ -235,6 +235,6 @@ def test_bad_indices_found_while_other_threads_draw_raise():
     try:
         torch.set_num_threads(2)
         with pytest.raises(RuntimeError, match="sample_hops: indices id 5000 out of range"):
-            sample_hops(graph.indptr, broken, seeds, torch.tensor([0, 3000]), [-1])
+            sample_hops(graph.indptr, broken, None, None, seeds, torch.tensor([0, 3000]), [-1])
     finally:
         torch.set_num_threads(threads)

@@ -2,21 +2,28 @@
 ``edge_softmax`` and ``gat_scores``; and ES-SpMM's approximate aggregation for inference,
 ``es_spmm``.
 
-Built on compiled ops (``torch.ops.fastgl.spmm``, ``sddmm``, ``spmm_max`` and its backward ops):
-the forward pass is an spmm over each destination's in-edges; the backward pass for ``x`` is an
-spmm over the transposed structure and for ``edge_weight`` an sddmm (max: the same, restricted
-to each feature's winning edge), so gradients are deterministic (every output entry is reduced
-by one owner, without float atomics).
+Built on compiled ops (:mod:`fastgl.ops`: ``spmm``, ``sddmm``, ``spmm_max`` and its backward
+ops, ``edge_softmax``): the forward pass is an spmm over each destination's in-edges; the backward
+pass for ``x`` is an spmm over the transposed structure and for ``edge_weight`` an sddmm (max: the
+same, restricted to each feature's winning edge), so gradients are deterministic (every output
+entry is reduced by one owner, without float atomics).
+
+Aggregation's autograd lives here, not on the ops: its backward needs the transposed structure,
+built once per graph or block and cached on it (:func:`transposed_of`), and an op's registered
+backward sees only the op's tensors, so it would rebuild the transpose on every backward pass.
+``edge_softmax``'s backward needs only the op's own input and output: the op is differentiable
+itself.
 """
 
 import functools
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 
-from ..graph import Block, CSCGraph, Structure, check_edge_weight, expand_ptr
-from ..ops import csc_from_coo, es_spmm_rows, sddmm, spmm
+from .. import ops
+from ..graph import Structure, check_edge_weight, expand_ptr
+from ..ops import csc_from_coo
 
 Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
@@ -44,13 +51,14 @@ def transposed_of(structure: Structure, num_src: int) -> Tuple[Tensor, Tensor, T
 
 class _SpMM(torch.autograd.Function):
     """Sum aggregation; ``transposed`` gives the structure's cached transposed CSR, built the
-    first time a backward pass needs it."""
+    first time a backward pass needs it (the reason this is not the op's registered autograd:
+    see the module's docstring)."""
 
     @staticmethod
     def forward(ctx, indptr, indices, weight, x, transposed):
         ctx.save_for_backward(indptr, indices, weight, x)
         ctx.transposed = transposed
-        return spmm(indptr, indices, x, weight)
+        return ops.spmm(indptr, indices, weight, x)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -58,11 +66,11 @@ class _SpMM(torch.autograd.Function):
         grad_out = grad_out.contiguous()
         grad_weight = grad_x = None
         if ctx.needs_input_grad[2]:
-            grad_weight = sddmm(indptr, indices, grad_out, x)
+            grad_weight = ops.sddmm(indptr, indices, grad_out, x)
         if ctx.needs_input_grad[3]:
             t_indptr, t_rows, t_slots = ctx.transposed()
             t_weight = weight[t_slots] if weight is not None else None
-            grad_x = spmm(t_indptr, t_rows, grad_out, t_weight)
+            grad_x = ops.spmm(t_indptr, t_rows, t_weight, grad_out)
         return None, None, grad_weight, grad_x, None
 
 
@@ -73,7 +81,7 @@ class _SpMMMax(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, indptr, indices, weight, x, transposed):
-        out, arg = torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
+        out, arg = ops.spmm_max(indptr, indices, weight, x)
         ctx.save_for_backward(indptr, indices, weight, x, arg)
         ctx.mark_non_differentiable(arg)
         ctx.transposed = transposed
@@ -237,8 +245,8 @@ def es_spmm(
             "es_spmm: inference only, it has no backward; call it under "
             "torch.no_grad() or torch.inference_mode() (train with aggregate())"
         )
-    out = es_spmm_rows(
-        indptr, indices, x, width, strategy, edge_weight, "max" if reduce == "max" else "sum"
+    out = ops.es_spmm(
+        indptr, indices, edge_weight, x, width, strategy, "max" if reduce == "max" else "sum"
     )
     if reduce == "mean":
         kept = (indptr[1:] - indptr[:-1]).clamp(min=1, max=width)
@@ -246,20 +254,7 @@ def es_spmm(
     return out
 
 
-class _EdgeSoftmax(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, indptr, scores):
-        out = torch.ops.fastgl.edge_softmax(indptr, scores)
-        ctx.save_for_backward(indptr, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        indptr, out = ctx.saved_tensors
-        return None, torch.ops.fastgl.edge_softmax_backward(indptr, out, grad_out.contiguous())
-
-
-def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
+def edge_softmax(structure: Structure, scores: Tensor) -> Tensor:
     """Softmax of edge scores over each destination's in-edges (per head), differentiable.
 
     Args:
@@ -270,26 +265,30 @@ def edge_softmax(structure: Union[CSCGraph, Block], scores: Tensor) -> Tensor:
         Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
     """
     indptr, _, perm = csc_of(structure)
-    if (
-        not isinstance(scores, Tensor)
-        or scores.dim() not in (1, 2)
-        or scores.shape[0] != indptr[-1].item()
-    ):
-        shape = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
-        raise ValueError(
-            f"edge_softmax: scores must have shape [E] or [E, H] with "
-            f"E = {int(indptr[-1])}, got {shape}"
-        )
+    if not isinstance(scores, Tensor):
+        raise TypeError(f"edge_softmax: scores must be a tensor, got {type(scores).__name__}")
     _check_device("edge_softmax", "scores", scores, indptr)
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
-        columns = columns[perm]
-    out = _EdgeSoftmax.apply(indptr, columns)
+        columns = _in_slot_order(columns, perm)
+    # The op checks the shape of scores against indptr (and is differentiable).
+    out = ops.edge_softmax(indptr, columns)
     if perm is not None:
         out = out[
             torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=perm.device))
         ]
     return out.squeeze(1) if scores.dim() == 1 else out
+
+
+def _in_slot_order(scores: Tensor, perm: Tensor) -> Tensor:
+    """A block's edge scores gathered into CSC slot order. Checked here: the gather would hide
+    a wrong row count from the op (extra rows dropped, missing ones an out-of-range index)."""
+    if scores.shape[:1] != perm.shape:
+        raise ValueError(
+            f"edge_softmax: scores must have {perm.numel()} rows, one per edge of the block, "
+            f"got shape {tuple(scores.shape)}"
+        )
+    return scores[perm]
 
 
 def gat_scores(

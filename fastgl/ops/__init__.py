@@ -1,9 +1,13 @@
-"""fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath)."""
+"""fastgl's compiled ops as typed Python functions (``torch.ops.fastgl.*`` underneath), named
+and ordered as their schemas in ``csrc/fastgl.cpp``, and the controls of fastgl's CPU buffer pool.
+"""
 
-from ._kernels import (
+from ._memory import cached_bytes, empty_cache
+from ._ops import (
     HopsSample,
     csc_from_coo,
-    es_spmm_rows,
+    edge_softmax,
+    es_spmm,
     gather_rows,
     id_map,
     match,
@@ -12,15 +16,16 @@ from ._kernels import (
     sample_neighbors,
     sddmm,
     spmm,
+    spmm_max,
 )
-from ._memory import cached_bytes, empty_cache
 
 __all__ = [
     "HopsSample",
     "cached_bytes",
     "csc_from_coo",
+    "edge_softmax",
     "empty_cache",
-    "es_spmm_rows",
+    "es_spmm",
     "gather_rows",
     "id_map",
     "match",
@@ -29,4 +34,5 @@ __all__ = [
     "sample_neighbors",
     "sddmm",
     "spmm",
+    "spmm_max",
 ]

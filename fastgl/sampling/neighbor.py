@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from ..graph import CSCGraph
-from ..ops._kernels import sample_hops
+from ..ops import sample_hops
 from .subgraph import SampledSubgraph
 
 Tensor = torch.Tensor
@@ -150,12 +150,12 @@ def _sample_batches(
     out = sample_hops(
         graph.indptr,
         graph.indices,
+        graph.weight if sampler.weighted else None,
+        graph.eid,
         torch.cat(seed_batches),
         seed_ptr,
         sampler.fanouts,
         replace=sampler.replace,
-        weight=graph.weight if sampler.weighted else None,
-        eid=graph.eid,
         disjoint=sampler.disjoint,
         seed=key,
     )

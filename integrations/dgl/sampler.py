@@ -143,12 +143,12 @@ class NeighborSampler(BlockSampler):
             sample = sample_hops(
                 csc.indptr,
                 csc.indices,
+                weight,
+                csc.eid,
                 seeds,
                 torch.tensor([0, seeds.numel()], device=device),
                 list(reversed(self.fanouts)),
                 replace=self.replace,
-                weight=weight,
-                eid=csc.eid,
                 layerwise=True,
                 seed=draw_key(None, device),
             )

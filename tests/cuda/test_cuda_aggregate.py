@@ -23,9 +23,9 @@ def test_spmm_and_sddmm_cuda_equal_cpu(index_dtype, dim, weighted):
     graph = graph_with_hub(index_dtype)
     x = torch.randn(graph.num_nodes, dim)
     w = torch.rand(graph.num_edges) if weighted else None
-    expected = spmm(graph.indptr, graph.indices, x, w)
+    expected = spmm(graph.indptr, graph.indices, w, x)
     cuda = graph.to("cuda")
-    got = spmm(cuda.indptr, cuda.indices, x.cuda(), None if w is None else w.cuda())
+    got = spmm(cuda.indptr, cuda.indices, None if w is None else w.cuda(), x.cuda())
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
     max_cuda, arg_cuda = torch.ops.fastgl.spmm_max(
         cuda.indptr, cuda.indices, None if w is None else w.cuda(), x.cuda()
@@ -78,8 +78,8 @@ def test_spmm_cuda_dtypes(dtype):
     graph = graph_with_hub(torch.int64)
     x = torch.rand(graph.num_nodes, 40).to(dtype)
     cuda = graph.to("cuda")
-    got = spmm(cuda.indptr, cuda.indices, x.cuda()).cpu()
-    expected = spmm(graph.indptr, graph.indices, x)  # CPU also accumulates in fp32
+    got = spmm(cuda.indptr, cuda.indices, None, x.cuda()).cpu()
+    expected = spmm(graph.indptr, graph.indices, None, x)  # CPU also accumulates in fp32
     torch.testing.assert_close(got.float(), expected.float(), rtol=1e-2, atol=1e-2)
 
 

@@ -112,16 +112,10 @@ def test_sample_neighbors_cuda_equals_cpu(dtype, weight_dtype, replace, fanout):
     transits = _tiered_transits()
     for seed in (0, 987654321, -(2**62)):
         expected = sample_neighbors(
-            cpu.indptr, cpu.indices, transits, fanout, replace=replace, weight=cpu.weight, seed=seed
+            cpu.indptr, cpu.indices, cpu.weight, transits, fanout, replace=replace, seed=seed
         )
         got = sample_neighbors(
-            gpu.indptr,
-            gpu.indices,
-            transits.cuda(),
-            fanout,
-            replace=replace,
-            weight=gpu.weight,
-            seed=seed,
+            gpu.indptr, gpu.indices, gpu.weight, transits.cuda(), fanout, replace=replace, seed=seed
         )
         torch.cuda.synchronize()
         _assert_equal_on_cpu(
@@ -137,11 +131,11 @@ def test_sample_neighbors_cuda_block_tier_only(dtype):
     _, _, cpu, gpu = _graph(dtype, None)
     transits = torch.cat([torch.full((300,), HUB), torch.full((257,), BIG)])
     for fanout in (1, 10):
-        expected = sample_neighbors(cpu.indptr, cpu.indices, transits, fanout, seed=5)
-        got = sample_neighbors(gpu.indptr, gpu.indices, transits.cuda(), fanout, seed=5)
+        expected = sample_neighbors(cpu.indptr, cpu.indices, None, transits, fanout, seed=5)
+        got = sample_neighbors(gpu.indptr, gpu.indices, None, transits.cuda(), fanout, seed=5)
         _assert_equal_on_cpu(got, expected, f"block tier fanout={fanout}")
     empty = torch.empty(0, dtype=torch.long, device="cuda")
-    ptr, nbr, pos = sample_neighbors(gpu.indptr, gpu.indices, empty, 4)
+    ptr, nbr, pos = sample_neighbors(gpu.indptr, gpu.indices, None, empty, 4)
     assert ptr.cpu().tolist() == [0] and nbr.numel() == 0 and pos.numel() == 0
 
 
@@ -196,12 +190,12 @@ def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
                 sample_hops(
                     g.indptr,
                     g.indices,
+                    g.weight,
+                    g.eid if eid else None,
                     seeds.to(g.device),
                     seed_ptr.to(g.device),
                     fanouts,
                     replace=replace,
-                    weight=g.weight,
-                    eid=g.eid if eid else None,
                     layerwise=layerwise,
                     disjoint=disjoint,
                     seed=-12345,
@@ -217,13 +211,13 @@ def test_sample_hops_cuda_bad_input_raises_not_crashes():
     seeds, seed_ptr = torch.tensor([HUB], device="cuda"), torch.tensor([0, 1], device="cuda")
     broken = gpu.indices.clone().fill_(NUM_NODES + 3)
     with pytest.raises(RuntimeError, match="sample_hops: indices id"):
-        sample_hops(gpu.indptr, broken, seeds, seed_ptr, [2, 2])
+        sample_hops(gpu.indptr, broken, None, None, seeds, seed_ptr, [2, 2])
     with pytest.raises(RuntimeError, match="sample_hops: indptr is not a valid CSC"):
-        sample_hops(gpu.indptr.flip(0), gpu.indices, seeds, seed_ptr, [2])
+        sample_hops(gpu.indptr.flip(0), gpu.indices, None, None, seeds, seed_ptr, [2])
     with pytest.raises(RuntimeError, match="sample_hops: seed_ptr is on cpu"):
-        sample_hops(gpu.indptr, gpu.indices, seeds, seed_ptr.cpu(), [2])
+        sample_hops(gpu.indptr, gpu.indices, None, None, seeds, seed_ptr.cpu(), [2])
     with pytest.raises(RuntimeError, match="sample_hops: 1 transits drawing up to"):
-        sample_hops(gpu.indptr, gpu.indices, seeds, seed_ptr, [2**62], replace=True)
+        sample_hops(gpu.indptr, gpu.indices, None, None, seeds, seed_ptr, [2**62], replace=True)
 
 
 def test_neighbor_sampler_cuda_generator():
@@ -261,9 +255,9 @@ def test_wrong_device_inputs_raise():
             cpu, torch.tensor([1, 2]), [3], generator=torch.Generator(device="cuda").manual_seed(0)
         )
     with pytest.raises(RuntimeError, match="sample_neighbors: transits is on cpu"):
-        sample_neighbors(gpu.indptr, gpu.indices, torch.tensor([1]), 3)
+        sample_neighbors(gpu.indptr, gpu.indices, None, torch.tensor([1]), 3)
     with pytest.raises(RuntimeError, match="sample_neighbors: indices is on"):
-        sample_neighbors(gpu.indptr, cpu.indices, torch.tensor([1], device="cuda"), 3)
+        sample_neighbors(gpu.indptr, cpu.indices, None, torch.tensor([1], device="cuda"), 3)
     with pytest.raises(RuntimeError, match="id_map: ids is on"):
         id_map(torch.tensor([1], device="cuda"), torch.tensor([2]))
     with pytest.raises(ValueError, match="CSCGraph: indices is on"):
@@ -273,7 +267,9 @@ def test_wrong_device_inputs_raise():
 def test_cuda_bad_input_raises_not_crashes():
     _, _, _, gpu = _graph(torch.int64, None)
     with pytest.raises(RuntimeError, match="sample_neighbors: transits id 5000 out of range"):
-        sample_neighbors(gpu.indptr, gpu.indices, torch.tensor([1, NUM_NODES], device="cuda"), 3)
+        sample_neighbors(
+            gpu.indptr, gpu.indices, None, torch.tensor([1, NUM_NODES], device="cuda"), 3
+        )
     with pytest.raises(ValueError, match="neighbor_sample: seed id -1 out of range"):
         neighbor_sample(gpu, torch.tensor([-1], device="cuda"), [3])
     with pytest.raises(RuntimeError, match="id_map: .*negative"):

@@ -1,0 +1,414 @@
+"""Typed wrappers over the compiled ops in ``torch.ops.fastgl``, each with its fake kernel.
+
+A wrapper has its op's name and takes the op's arguments in the schema's order
+(``csrc/fastgl.cpp``); the functions follow the schemas' order too. Ops without a wrapper are the
+backward ops (halves of a gradient, called by autograd: ``edge_softmax_backward`` below,
+``spmm_max_backward_x`` and ``spmm_max_backward_weight`` by :mod:`fastgl.nn.functional`) and the
+internal ``_transit_schedule`` (exposed for tests); they stay reachable as ``torch.ops.fastgl.*``.
+
+These are the building blocks; most users want :func:`fastgl.sampling.neighbor_sample` or the
+samplers in :mod:`fastgl.sampling`, and :mod:`fastgl.nn.functional` for message passing.
+"""
+
+from typing import NamedTuple, Optional, Sequence, Tuple
+
+import torch
+
+from .. import _C  # noqa: F401  (loads the compiled ops)
+from ._compat import new_dynamic_size, register_autograd, register_fake
+
+Tensor = torch.Tensor
+
+
+def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """Counting-sort an edge list by target into CSC.
+
+    Args:
+        src, dst: ``[E]`` int32/int64 source and target of each edge.
+        num_nodes: number of nodes ``N``; every id must be below it.
+
+    Returns:
+        ``(indptr [N+1] int64, indices [E] (dtype of src), perm [E] int64)`` where ``perm[k]`` is
+        the input position of CSC slot ``k``; a node's in-edges keep their input order.
+    """
+    return torch.ops.fastgl.csc_from_coo(src, dst, num_nodes)
+
+
+@register_fake("fastgl::csc_from_coo")
+def _csc_from_coo_fake(src, dst, num_nodes):
+    return (
+        src.new_empty(num_nodes + 1, dtype=torch.int64),
+        torch.empty_like(src),
+        src.new_empty(src.shape[0], dtype=torch.int64),
+    )
+
+
+def sample_neighbors(
+    indptr: Tensor,
+    indices: Tensor,
+    weight: Optional[Tensor],
+    transits: Tensor,
+    fanout: int,
+    replace: bool = False,
+    seed: int = 0,
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """One hop of sampling: pair ``p`` draws up to ``fanout`` in-edges of ``transits[p]``.
+
+    Every draw is a pure function of ``(seed, p, draw index)``, so CPU and CUDA return the same
+    sample for the same ``seed``. ``fanout=-1`` takes all edges; with a ``weight`` (``None``:
+    uniform) the draws are proportional to it and zero-weight edges are never drawn.
+
+    Returns:
+        ``(ptr [P+1], neighbors [S], edge_pos [S])`` int64: pair ``p`` owns ``ptr[p]:ptr[p+1]``;
+        ``edge_pos`` is the CSC slot of each drawn edge (``indices[edge_pos] == neighbors``).
+
+    Example:
+        >>> ptr, nbr, pos = sample_neighbors(g.indptr, g.indices, None, seeds, 10, seed=1)
+    """
+    return torch.ops.fastgl.sample_neighbors(
+        indptr, indices, weight, transits, fanout, replace, seed
+    )
+
+
+@register_fake("fastgl::sample_neighbors")
+def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, seed):
+    total = new_dynamic_size()
+    return (
+        transits.new_empty(transits.shape[0] + 1),
+        transits.new_empty(total),
+        transits.new_empty(total),
+    )
+
+
+class HopsSample(NamedTuple):
+    """What :func:`sample_hops` returns; see there."""
+
+    nodes: Tensor
+    node_counts: Tensor
+    row: Tensor
+    col: Tensor
+    edge_ids: Tensor
+    edge_counts: Tensor
+    seed_local: Tensor
+    in_degrees: Tensor
+    tree: Tensor
+
+
+def sample_hops(
+    indptr: Tensor,
+    indices: Tensor,
+    weight: Optional[Tensor],
+    eid: Optional[Tensor],
+    seeds: Tensor,
+    seed_ptr: Tensor,
+    fanouts: Sequence[int],
+    replace: bool = False,
+    layerwise: bool = False,
+    disjoint: bool = False,
+    seed: int = 0,
+) -> HopsSample:
+    """Every hop of neighbor sampling for a window of batches, each hop one fused compiled pass
+    that draws, relabels (FastGL's Fused-Map) and gathers edge ids.
+
+    Batch ``b`` grows from ``seeds[seed_ptr[b]:seed_ptr[b+1]]``. Its nodes get local ids: the
+    distinct seeds, then the nodes new at each hop, in first-occurrence order. At hop ``h`` each
+    node new at hop ``h-1`` (every node so far with ``layerwise=True``, DGL's semantics) draws
+    ``fanouts[h]`` in-edges as :func:`sample_neighbors` would (with ``weight``, or uniformly for
+    ``None``) with a key derived from ``seed`` for hop ``h``, its draws numbered ``(b << 40) | p``
+    for the batch's ``p``-th transit (so batch 0 draws what :func:`sample_neighbors` draws).
+    ``disjoint=True`` grows one tree per seed.
+
+    Returns:
+        a :class:`HopsSample`, batch-major: ``nodes`` (graph ids), ``node_counts [B, L+1]``,
+        ``row``/``col`` (local source and target of every drawn edge), ``edge_ids`` (``eid`` of
+        each edge's CSC slot, or the slot when ``eid`` is ``None``), ``edge_counts [B, L]``,
+        ``seed_local`` (local id of every seed), ``in_degrees`` (of every node in the graph) and
+        ``tree`` (disjoint: the seed each node's tree grows from; else empty).
+
+    Example:
+        >>> window = torch.tensor([0, len(seeds)])
+        >>> out = sample_hops(g.indptr, g.indices, None, None, seeds, window, [10, 5])
+        >>> out.nodes[: out.node_counts[0, 0]]     # the distinct seeds
+    """
+    return HopsSample(
+        *torch.ops.fastgl.sample_hops(
+            indptr,
+            indices,
+            weight,
+            eid,
+            seeds,
+            seed_ptr,
+            list(fanouts),
+            replace,
+            layerwise,
+            disjoint,
+            seed,
+        )
+    )
+
+
+@register_fake("fastgl::sample_hops")
+def _sample_hops_fake(
+    indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace, layerwise, disjoint, seed
+):
+    num_batches, num_hops = seed_ptr.shape[0] - 1, len(fanouts)
+    num_nodes, num_edges = new_dynamic_size(), new_dynamic_size()
+    nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
+    edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
+    tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
+    return (
+        nodes,
+        seeds.new_empty(num_batches, num_hops + 1, dtype=torch.int64),
+        *edges,
+        seeds.new_empty(num_batches, num_hops, dtype=torch.int64),
+        seeds.new_empty(seeds.shape[0], dtype=torch.int64),
+        torch.empty_like(nodes),
+        tree,
+    )
+
+
+def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
+    """FastGL's Fused-Map: relabel ``ids`` to local ids after a fixed ``prefix``.
+
+    Args:
+        prefix: ``[P]`` distinct ids that keep local ids ``0 .. P-1``.
+        ids: ``[n]`` ids (repeats allowed), all ``>= 0``.
+
+    Returns:
+        ``(unique_nodes, local_ids)``: ``unique_nodes`` is ``prefix`` followed by the ids not in it
+        in first-occurrence order; ``unique_nodes[local_ids] == ids``.
+
+    Example:
+        >>> id_map(torch.tensor([5, 3]), torch.tensor([3, 7, 7, 5]))
+        (tensor([5, 3, 7]), tensor([1, 2, 2, 0]))
+    """
+    return torch.ops.fastgl.id_map(prefix, ids)
+
+
+@register_fake("fastgl::id_map")
+def _id_map_fake(prefix, ids):
+    num_unique = new_dynamic_size()
+    return (
+        ids.new_empty(num_unique, dtype=torch.int64),
+        ids.new_empty(ids.shape[0], dtype=torch.int64),
+    )
+
+
+# spmm and spmm_max get no registered autograd: the gradient for x is an aggregation over the
+# transposed structure, which fastgl.nn.functional.aggregate builds once per graph and caches on
+# it. A registered backward sees only the op's tensors, not the graph, so it would rebuild the
+# transpose (a counting sort of every edge) on every backward pass; aggregate's autograd.Functions
+# keep the cache. Use aggregate for gradients.
+
+
+def spmm(indptr: Tensor, indices: Tensor, weight: Optional[Tensor], x: Tensor) -> Tensor:
+    """``out[r] = sum_{k in indptr[r]:indptr[r+1]} weight[k] * x[indices[k]]`` (weight 1 if None).
+
+    Shapes: ``indptr [R+1]`` int64, ``indices [E]``, ``weight [E]``, ``x [S, F]`` -> ``[R, F]``.
+    Not differentiable itself: :func:`fastgl.nn.functional.aggregate` is.
+    """
+    return torch.ops.fastgl.spmm(indptr, indices, weight, x)
+
+
+@register_fake("fastgl::spmm")
+def _spmm_fake(indptr, indices, weight, x):
+    return x.new_empty(indptr.shape[0] - 1, x.shape[1])
+
+
+def spmm_max(
+    indptr: Tensor, indices: Tensor, weight: Optional[Tensor], x: Tensor
+) -> Tuple[Tensor, Tensor]:
+    """Per feature, the maximum of ``weight[k] * x[indices[k]]`` over each row's edges
+    (weight 1 if None), and the slot ``k`` that won it.
+
+    Ties go to the first edge; a NaN message is the maximum, as in :func:`torch.max`. A row
+    without edges gives 0 and slot -1.
+
+    Returns:
+        ``(out [R, F], arg [R, F] int64)``. Not differentiable itself:
+        :func:`fastgl.nn.functional.aggregate` with ``reduce="max"`` is.
+    """
+    return torch.ops.fastgl.spmm_max(indptr, indices, weight, x)
+
+
+@register_fake("fastgl::spmm_max")
+def _spmm_max_fake(indptr, indices, weight, x):
+    rows = indptr.shape[0] - 1
+    return x.new_empty(rows, x.shape[1]), x.new_empty(rows, x.shape[1], dtype=torch.int64)
+
+
+def es_spmm(
+    indptr: Tensor,
+    indices: Tensor,
+    weight: Optional[Tensor],
+    x: Tensor,
+    width: int,
+    strategy: str,
+    reduce: str = "sum",
+) -> Tensor:
+    """:func:`spmm` (``reduce="sum"``) or :func:`spmm_max`'s values (``"max"``) over at most
+    ``width`` edges of each row (ES-SpMM's cache-first sampling).
+
+    Row ``r`` of degree ``d`` reads its edges ``0 .. min(d, width) - 1`` (``"bucket"``) or
+    ``(j * 577) mod d`` for ``j < width`` (``"fastrand"``, when ``d > width``). No autograd;
+    :func:`fastgl.nn.functional.es_spmm` runs it over a graph or block.
+    """
+    return torch.ops.fastgl.es_spmm(indptr, indices, weight, x, width, strategy, reduce)
+
+
+@register_fake("fastgl::es_spmm")
+def _es_spmm_fake(indptr, indices, weight, x, width, strategy, reduce):
+    return x.new_empty(indptr.shape[0] - 1, x.shape[1])
+
+
+@register_fake("fastgl::spmm_max_backward_x")
+def _spmm_max_backward_x_fake(t_indptr, t_rows, t_slots, weight, arg, grad):
+    return grad.new_empty(t_indptr.shape[0] - 1, grad.shape[1])
+
+
+@register_fake("fastgl::spmm_max_backward_weight")
+def _spmm_max_backward_weight_fake(indptr, indices, x, arg, grad):
+    return grad.new_empty(indices.shape[0])
+
+
+def sddmm(indptr: Tensor, indices: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """``out[k] = <a[r], b[indices[k]]>`` for every edge ``k`` of row ``r``; shape ``[E]``."""
+    return torch.ops.fastgl.sddmm(indptr, indices, a, b)
+
+
+@register_fake("fastgl::sddmm")
+def _sddmm_fake(indptr, indices, a, b):
+    return a.new_empty(indices.shape[0])
+
+
+def edge_softmax(indptr: Tensor, scores: Tensor) -> Tensor:
+    """Softmax of each column of ``scores`` over each row's edges: for every edge ``k`` of row
+    ``r``, ``out[k, h] = exp(scores[k, h]) / sum_{j in indptr[r]:indptr[r+1]} exp(scores[j, h])``.
+
+    Shapes: ``indptr [R+1]`` int64, ``scores [E, H]`` floating point (CSC slot order) ->
+    ``[E, H]``. Differentiable in ``scores`` (the backward is the op ``edge_softmax_backward``);
+    :func:`fastgl.nn.functional.edge_softmax` runs it over a graph or block.
+    """
+    return torch.ops.fastgl.edge_softmax(indptr, scores)
+
+
+@register_fake("fastgl::edge_softmax")
+def _edge_softmax_fake(indptr, scores):
+    return torch.empty_like(scores)
+
+
+def _edge_softmax_setup_context(ctx, inputs, output):
+    indptr, _ = inputs
+    ctx.save_for_backward(indptr, output)
+
+
+def _edge_softmax_grad(ctx, grad):
+    """``d scores = out * (grad - row sum of grad * out)``, by ``edge_softmax_backward``."""
+    indptr, out = ctx.saved_tensors
+    return None, torch.ops.fastgl.edge_softmax_backward(indptr, out, grad.contiguous())
+
+
+register_autograd(
+    "fastgl::edge_softmax", _edge_softmax_grad, setup_context=_edge_softmax_setup_context
+)
+
+
+@register_fake("fastgl::edge_softmax_backward")
+def _edge_softmax_backward_fake(indptr, out, grad):
+    return torch.empty_like(out)
+
+
+def match(prev_nodes: Tensor, next_nodes: Tensor) -> Tensor:
+    """FastGL's Match: where each node of the next mini-batch sits in the previous one.
+
+    Args:
+        prev_nodes: ``[P]`` distinct node ids (the rows of the previous feature buffer).
+        next_nodes: ``[n]`` node ids, all ``>= 0``, on the same device.
+
+    Returns:
+        int64 ``[n]``: ``position[j]`` is the row of ``prev_nodes`` equal to ``next_nodes[j]``,
+        or ``-1`` when it must be loaded.
+
+    Example:
+        >>> match(torch.tensor([5, 3, 9]), torch.tensor([3, 7, 5]))
+        tensor([ 1, -1,  0])
+    """
+    return torch.ops.fastgl.match(prev_nodes, next_nodes)
+
+
+@register_fake("fastgl::match")
+def _match_fake(prev_nodes, next_nodes):
+    return next_nodes.new_empty(next_nodes.shape[0], dtype=torch.int64)
+
+
+def overlap_counts(nodes: Tensor, offsets: Tensor) -> Tensor:
+    """Pairwise intersection sizes of up to 64 node sets (the numerators of Reorder's
+    match-degree matrix).
+
+    Args:
+        nodes: the sets one after another; set ``s`` is ``nodes[offsets[s]:offsets[s+1]]`` and
+            holds distinct ids ``>= 0``.
+        offsets: int64 ``[n+1]`` on the device of ``nodes``, from 0 to ``len(nodes)``.
+
+    Returns:
+        int64 ``[n, n]``, symmetric: ``|set i ∩ set j|``, set sizes on the diagonal.
+
+    Example:
+        >>> overlap_counts(torch.tensor([1, 2, 3, 2, 3, 4]), torch.tensor([0, 3, 6]))
+        tensor([[3, 2],
+                [2, 3]])
+    """
+    return torch.ops.fastgl.overlap_counts(nodes, offsets)
+
+
+@register_fake("fastgl::overlap_counts")
+def _overlap_counts_fake(nodes, offsets):
+    num_sets = offsets.shape[0] - 1
+    return nodes.new_empty(num_sets, num_sets, dtype=torch.int64)
+
+
+def gather_rows(
+    x: Tensor,
+    index: Optional[Tensor] = None,
+    out: Optional[Tensor] = None,
+    out_index: Optional[Tensor] = None,
+) -> Tensor:
+    """``out[out_index[i]] = x[index[i]]`` for every ``i``: whole rows, any dtype, parallel.
+
+    A missing ``index`` (``out_index``) means rows ``0, 1, 2, ...`` of ``x`` (``out``). Without
+    ``out``, a new tensor of ``len(index)`` rows is returned, on ``index``'s device; with it,
+    ``out`` is filled and returned. With ``out`` on a GPU, ``x`` may be on that GPU or in pinned
+    host memory: the GPU then reads the rows straight from host memory (zero-copy, UVA); that
+    read is asynchronous, so a pinned ``x`` must outlive it (synchronize the stream before
+    freeing a temporary one). ``out_index`` must not repeat a row (as for ``index_copy_``, which
+    write wins would be undefined), and ``x`` and ``out`` must not share memory.
+
+    Example:
+        >>> gather_rows(torch.arange(6.).view(3, 2), torch.tensor([2, 0]))
+        tensor([[4., 5.],
+                [0., 1.]])
+    """
+    if out is None:
+        if index is None:
+            raise ValueError("gather_rows: give index or out")
+        out = x.new_empty((index.numel(),) + tuple(x.shape[1:]), device=index.device)
+    torch.ops.fastgl.gather_rows(x, index, out, out_index)
+    return out
+
+
+@register_fake("fastgl::gather_rows")
+def _gather_rows_fake(x, index, out, out_index):
+    return None
+
+
+@register_fake("fastgl::_transit_schedule")
+def _transit_schedule_fake(transits, min_block_pairs, chunk_size):
+    num_segments, num_thread_tier, num_items = (new_dynamic_size() for _ in range(3))
+    return (
+        transits.new_empty(transits.shape[0]),
+        transits.new_empty(num_segments),
+        transits.new_empty(num_segments + 1),
+        transits.new_empty(num_thread_tier),
+        transits.new_empty(num_items),
+        transits.new_empty(num_items),
+    )

@@ -1,0 +1,38 @@
+"""fastgl.ops wraps every public compiled op under the op's name, taking the schema's arguments
+in the schema's order, and offers nothing else but the pool controls and sample_hops' result."""
+
+import inspect
+
+import pytest
+import torch
+from fuzz_ops import registered_ops
+
+import fastgl.ops
+
+NOT_OPS = {"HopsSample", "cached_bytes", "empty_cache"}
+
+
+def is_private(op: str) -> bool:
+    """Backward ops (called by autograd) and internal ops (exposed for tests) get no wrapper."""
+    return op.startswith("_") or "_backward" in op
+
+
+PUBLIC_OPS = [op for op in registered_ops() if not is_private(op)]
+
+
+def test_all_is_what_the_package_offers():
+    public = {name for name in dir(fastgl.ops) if not name.startswith("_")}
+    assert set(fastgl.ops.__all__) == public
+    assert public == set(PUBLIC_OPS) | NOT_OPS
+
+
+@pytest.mark.parametrize("op", PUBLIC_OPS)
+def test_wrapper_takes_the_schema_arguments_in_order(op):
+    schema = getattr(torch.ops.fastgl, op).default._schema
+    wrapper = inspect.signature(getattr(fastgl.ops, op))
+    assert list(wrapper.parameters) == [argument.name for argument in schema.arguments]
+
+
+def test_private_ops_have_no_wrapper():
+    private = [op for op in registered_ops() if is_private(op)]
+    assert private and not any(hasattr(fastgl.ops, op) for op in private)
