@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/check.h"
+#include "common/page_advice.h"
 
 #include <ATen/ATen.h>
 #include <ATen/OpMathType.h>
@@ -72,6 +73,49 @@ C10_HOST_DEVICE void softmax_backward_segment(const scalar_t* out, const scalar_
     grad_scores[i] =
         static_cast<scalar_t>(static_cast<acc_t>(out[i]) * (static_cast<acc_t>(grad[i]) - dot));
   }
+}
+
+// The rows of one edge_softmax call as the backends' kernels take them: each head of row r is
+// the segment of slots row_start[r] .. row_start[r + 1] of a [E, heads] array.
+struct SoftmaxRows {
+  const int64_t* row_start;
+  int64_t num_rows, heads;
+};
+
+// The op entry points, shared by the backends: check, make the inputs' device current and the
+// inputs contiguous, allocate the [E, H] result, skip the kernel when it is empty, dispatch on
+// the dtype; then `Backend::forward(rows, scores, out)` or
+// `Backend::backward(rows, out, grad, grad_scores)`, the backend's row kernel.
+template <typename Backend>
+at::Tensor edge_softmax_entry(const at::Tensor& indptr, const at::Tensor& scores) {
+  check_edge_softmax_inputs("edge_softmax", indptr, scores);
+  const c10::DeviceGuard device_guard(scores.device());
+  const at::Tensor scores_c = scores.contiguous(), indptr_c = indptr.contiguous();
+  at::Tensor out = empty_for_write(scores_c.sizes(), scores_c.options());
+  if (out.numel() == 0) return out;
+  const SoftmaxRows rows{indptr_c.data_ptr<int64_t>(), indptr.numel() - 1, scores.size(1)};
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, scores.scalar_type(), "edge_softmax",
+      [&] { Backend::forward(rows, scores_c.data_ptr<scalar_t>(), out.data_ptr<scalar_t>()); });
+  return out;
+}
+
+template <typename Backend>
+at::Tensor edge_softmax_backward_entry(const at::Tensor& indptr, const at::Tensor& out,
+                                       const at::Tensor& grad) {
+  check_edge_softmax_backward_inputs(indptr, out, grad);
+  const c10::DeviceGuard device_guard(out.device());
+  const at::Tensor out_c = out.contiguous(), grad_c = grad.contiguous();
+  const at::Tensor indptr_c = indptr.contiguous();
+  at::Tensor grad_scores = empty_for_write(out_c.sizes(), out_c.options());
+  if (grad_scores.numel() == 0) return grad_scores;
+  const SoftmaxRows rows{indptr_c.data_ptr<int64_t>(), indptr.numel() - 1, out.size(1)};
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, out.scalar_type(), "edge_softmax_backward", [&] {
+        Backend::backward(rows, out_c.data_ptr<scalar_t>(), grad_c.data_ptr<scalar_t>(),
+                          grad_scores.data_ptr<scalar_t>());
+      });
+  return grad_scores;
 }
 
 }  // namespace fastgl::aggregate

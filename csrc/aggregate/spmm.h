@@ -1,12 +1,11 @@
-// spmm and sddmm over a CSR-like structure (rows = segments of `indptr`):
+// spmm and its variants over a CSR-like structure (rows = segments of `indptr`):
 //   spmm(indptr, indices, weight?, x)[r]  = sum_{k in row r} weight[k] * x[indices[k]]
 //   es_spmm(..., width, strategy, reduce)[r] = the sum or max over at most `width` edges of row r
 //   spmm_max(indptr, indices, weight?, x)[r] = max_{k in row r} weight[k] * x[indices[k]]
 //                                            (per feature, with the winning slot; 0 if empty)
-//   sddmm(indptr, indices, a, b)[k]       = <a[r], b[indices[k]]>   for k in row r
 // Aggregation forward is spmm over the in-edges (CSC of the graph); its backward is spmm over
-// the transposed structure (for x) and sddmm (for the edge weights), so both directions run on
-// these two kernels, deterministically (a row is reduced by one owner, no float atomics).
+// the transposed structure (for x) and sddmm (for the edge weights, sddmm.h), so both directions
+// run on these two kernels, deterministically (a row is reduced by one owner, no float atomics).
 #pragma once
 
 #include "common/check.h"
@@ -17,6 +16,7 @@
 #include <c10/util/string_view.h>
 
 #include <string>
+#include <tuple>
 
 namespace fastgl::aggregate {
 
@@ -114,29 +114,57 @@ inline void check_spmm_inputs(const at::Tensor& indptr, const at::Tensor& indice
   check_structure_ids(op, "indices", indices, x.size(0));
 }
 
-inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indices,
-                               const at::Tensor& a, const at::Tensor& b) {
-  constexpr const char* op = "sddmm";
-  check_structure(op, indptr, indices);
-  check_features(op, "a", a, indptr);
-  check_features(op, "b", b, indptr);
-  FASTGL_CHECK(a.size(0) == indptr.numel() - 1, op, "a has ", a.size(0), " rows but indptr has ",
-               indptr.numel() - 1);
-  FASTGL_CHECK(a.size(1) == b.size(1), op, "a has ", a.size(1), " columns but b has ", b.size(1));
-  FASTGL_CHECK(a.scalar_type() == b.scalar_type(), op, "a dtype ", a.scalar_type(),
-               " differs from b dtype ", b.scalar_type());
-  check_structure_ids(op, "indices", indices, b.size(0));
+// One SpMM call as the backends' row kernels take it: contiguous inputs as typed pointers, the
+// output allocated. Row r of `out` reduces the edges `selector` picks from row r, in slot order.
+template <typename scalar_t, typename index_t, typename Selector>
+struct SpmmCall {
+  const int64_t* row_start;
+  const index_t* column;
+  const scalar_t* weight;  // null: every weight is 1
+  const scalar_t* x;
+  scalar_t* out;
+  int64_t* arg_out;  // the winning slot per (row, feature); null for sum
+  int64_t num_rows, num_x_rows, dim;
+  Selector selector;
+};
+
+// What every SpMM entry shares: the inputs' device made current, contiguous inputs, the output
+// [rows, dim] (and for max the winning slots `arg`, undefined otherwise), no kernel for an empty
+// output, the dtype dispatch; then `Backend::run<Reducer>(SpmmCall)`, the only backend-specific
+// part.
+template <typename Backend, template <typename> class Reducer, typename Selector>
+std::tuple<at::Tensor, at::Tensor> spmm_reduce(const at::Tensor& indptr, const at::Tensor& indices,
+                                               const c10::optional<at::Tensor>& weight,
+                                               const at::Tensor& x, Selector selector,
+                                               bool with_arg) {
+  const c10::DeviceGuard device_guard(x.device());
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const at::Tensor x_c = x.contiguous(), weight_c = contiguous_or_undefined(weight);
+  const int64_t num_rows = indptr.numel() - 1, dim = x.size(1);
+  at::Tensor arg =
+      with_arg ? empty_for_write({num_rows, dim}, x.options().dtype(at::kLong)) : at::Tensor();
+  at::Tensor out = empty_for_write({num_rows, dim}, x.options());
+  if (out.numel() == 0) return {out, arg};
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "spmm", [&] {
+    AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm", [&] {
+      Backend::template run<Reducer>(SpmmCall<scalar_t, index_t, Selector>{
+          indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(),
+          weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr, x_c.data_ptr<scalar_t>(),
+          out.data_ptr<scalar_t>(), with_arg ? arg.data_ptr<int64_t>() : nullptr, num_rows,
+          x.size(0), dim, selector});
+    });
+  });
+  return {out, arg};
 }
 
-// The op entry points, shared by the backends: check, then run the backend's row kernel with a
-// reducer and an edge selector. `Backend::run<Reducer>(indptr, indices, weight, x, selector,
-// arg_out)` is the only backend-specific part; arg_out (the winning slot per feature) is null
-// for sum.
+// The op entry points, shared by the backends: check, then spmm_reduce with a reducer and an
+// edge selector.
 template <typename Backend>
 at::Tensor spmm_entry(const at::Tensor& indptr, const at::Tensor& indices,
                       const c10::optional<at::Tensor>& weight, const at::Tensor& x) {
   check_spmm_inputs(indptr, indices, weight, x);
-  return Backend::template run<SumReducer>(indptr, indices, weight, x, AllEdges{}, nullptr);
+  return std::get<0>(
+      spmm_reduce<Backend, SumReducer>(indptr, indices, weight, x, AllEdges{}, false));
 }
 
 // String arguments compared and printed through one type: c10::string_view differs across the
@@ -150,9 +178,10 @@ at::Tensor spmm_picked(const at::Tensor& indptr, const at::Tensor& indices,
                        const c10::optional<at::Tensor>& weight, const at::Tensor& x,
                        Selector selector, const std::string& reduce) {
   if (reduce == "max") {
-    return Backend::template run<MaxReducer>(indptr, indices, weight, x, selector, nullptr);
+    return std::get<0>(
+        spmm_reduce<Backend, MaxReducer>(indptr, indices, weight, x, selector, false));
   }
-  return Backend::template run<SumReducer>(indptr, indices, weight, x, selector, nullptr);
+  return std::get<0>(spmm_reduce<Backend, SumReducer>(indptr, indices, weight, x, selector, false));
 }
 
 // ES-SpMM (Lin et al., §IV): the sum (or max) over each row's cache-first sample of at most
@@ -182,11 +211,7 @@ std::tuple<at::Tensor, at::Tensor> spmm_max_entry(const at::Tensor& indptr,
                                                   const c10::optional<at::Tensor>& weight,
                                                   const at::Tensor& x) {
   check_spmm_inputs(indptr, indices, weight, x, "spmm_max");
-  at::Tensor arg = at::empty({indptr.numel() - 1, x.size(1)}, x.options().dtype(at::kLong));
-  prefault_for_write(arg);  // no-op off the CPU
-  at::Tensor out = Backend::template run<MaxReducer>(indptr, indices, weight, x, AllEdges{},
-                                                     arg.data_ptr<int64_t>());
-  return {out, arg};
+  return spmm_reduce<Backend, MaxReducer>(indptr, indices, weight, x, AllEdges{}, true);
 }
 
 }  // namespace fastgl::aggregate

@@ -13,6 +13,7 @@
 
 #include "aggregate/spmm.h"
 #include "common/check.h"
+#include "common/page_advice.h"
 
 #include <ATen/ATen.h>
 
@@ -58,6 +59,84 @@ inline void check_spmm_max_backward_weight_inputs(const at::Tensor& indptr,
   FASTGL_CHECK(grad.scalar_type() == x.scalar_type(), op, "grad dtype ", grad.scalar_type(),
                " differs from x dtype ", x.scalar_type());
   check_structure_ids(op, "indices", indices, x.size(0));
+}
+
+// spmm_max_backward_x as the backends' kernels take it: contiguous inputs as typed pointers, the
+// [num_src, dim] gradient allocated.
+template <typename scalar_t, typename index_t>
+struct MaxBackwardXCall {
+  const int64_t* t_start;
+  const index_t* t_rows;
+  const int64_t* t_slots;
+  const scalar_t* weight;  // null: every weight is 1
+  const int64_t* winner;   // arg
+  const scalar_t* grad;
+  scalar_t* grad_x;
+  int64_t num_src, dim;
+};
+
+// spmm_max_backward_weight likewise, with its gradient of one entry per edge.
+template <typename scalar_t, typename index_t>
+struct MaxBackwardWeightCall {
+  const int64_t* row_start;
+  const index_t* column;
+  const scalar_t* x;
+  const int64_t* winner;  // arg
+  const scalar_t* grad;
+  scalar_t* grad_weight;
+  int64_t num_rows, dim;
+};
+
+// The op entry points, shared by the backends: check, make the inputs' device current and the
+// inputs contiguous, allocate the gradient, skip the kernel when it is empty, dispatch on the
+// dtypes; then `Backend::grad_x(call)` or `Backend::grad_weight(call)`, the backend's kernel.
+template <typename Backend>
+at::Tensor spmm_max_backward_x_entry(const at::Tensor& t_indptr, const at::Tensor& t_rows,
+                                     const at::Tensor& t_slots,
+                                     const c10::optional<at::Tensor>& weight, const at::Tensor& arg,
+                                     const at::Tensor& grad) {
+  check_spmm_max_backward_x_inputs(t_indptr, t_rows, t_slots, weight, arg, grad);
+  const c10::DeviceGuard device_guard(grad.device());
+  const at::Tensor t_indptr_c = t_indptr.contiguous(), t_rows_c = t_rows.contiguous();
+  const at::Tensor t_slots_c = t_slots.contiguous(), arg_c = arg.contiguous();
+  const at::Tensor grad_c = grad.contiguous(), weight_c = contiguous_or_undefined(weight);
+  const int64_t num_src = t_indptr.numel() - 1, dim = grad.size(1);
+  at::Tensor grad_x = empty_for_write({num_src, dim}, grad.options());
+  if (grad_x.numel() == 0) return grad_x;
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_x", [&] {
+        AT_DISPATCH_INDEX_TYPES(t_rows.scalar_type(), "spmm_max_backward_x", [&] {
+          Backend::grad_x(MaxBackwardXCall<scalar_t, index_t>{
+              t_indptr_c.data_ptr<int64_t>(), t_rows_c.data_ptr<index_t>(),
+              t_slots_c.data_ptr<int64_t>(),
+              weight_c.defined() ? weight_c.data_ptr<scalar_t>() : nullptr,
+              arg_c.data_ptr<int64_t>(), grad_c.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(),
+              num_src, dim});
+        });
+      });
+  return grad_x;
+}
+
+template <typename Backend>
+at::Tensor spmm_max_backward_weight_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                                          const at::Tensor& x, const at::Tensor& arg,
+                                          const at::Tensor& grad) {
+  check_spmm_max_backward_weight_inputs(indptr, indices, x, arg, grad);
+  const c10::DeviceGuard device_guard(grad.device());
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const at::Tensor x_c = x.contiguous(), arg_c = arg.contiguous(), grad_c = grad.contiguous();
+  at::Tensor grad_weight = empty_for_write({indices.numel()}, grad.options());
+  if (grad_weight.numel() == 0) return grad_weight;
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, grad.scalar_type(), "spmm_max_backward_weight", [&] {
+        AT_DISPATCH_INDEX_TYPES(indices.scalar_type(), "spmm_max_backward_weight", [&] {
+          Backend::grad_weight(MaxBackwardWeightCall<scalar_t, index_t>{
+              indptr_c.data_ptr<int64_t>(), indices_c.data_ptr<index_t>(), x_c.data_ptr<scalar_t>(),
+              arg_c.data_ptr<int64_t>(), grad_c.data_ptr<scalar_t>(),
+              grad_weight.data_ptr<scalar_t>(), indptr.numel() - 1, grad.size(1)});
+        });
+      });
+  return grad_weight;
 }
 
 }  // namespace fastgl::aggregate

@@ -1,5 +1,6 @@
 // Input checks shared by every op and backend. Each message names the op and the argument,
 // what was expected and what came, so a user can fix the call without reading the source.
+// Also the one conversion every op entry applies to its optional tensors once they are checked.
 #pragma once
 
 #include "common/checked_once.h"
@@ -74,6 +75,11 @@ inline void check_structure_ids(const char* op, const char* name, const at::Tens
                                 int64_t bound) {
   if (ids_known_below(ids, bound)) return;
   remember_id_range(ids, check_ids_in_range(op, name, ids, bound));
+}
+
+// An optional argument as the backends take it: contiguous, or undefined when absent.
+inline at::Tensor contiguous_or_undefined(const c10::optional<at::Tensor>& t) {
+  return t.has_value() ? t->contiguous() : at::Tensor();
 }
 
 // Bytes of memory `device` has in all (check.cpp): the host's RAM, or the GPU's.

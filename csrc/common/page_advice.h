@@ -19,6 +19,15 @@ namespace fastgl {
 // (Linux < 5.14): the writes then fault the pages in as before.
 void prefault_for_write(const at::Tensor& t);
 
+// A fresh output an op is about to write in full, its pages made resident first
+// (prefault_for_write): the op entries allocate their outputs through it on every device, and it
+// costs nothing off the CPU.
+inline at::Tensor empty_for_write(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  at::Tensor out = at::empty(sizes, options);
+  prefault_for_write(out);
+  return out;
+}
+
 // Asks for transparent huge pages (2 MB) behind a large contiguous CPU tensor that has not been
 // written yet: the CSC arrays csc_from_coo builds, which the samplers read at random. Every random
 // read of a 1 GB array with 4 KB pages also misses the TLB; with 2 MB pages far fewer do

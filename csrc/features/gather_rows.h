@@ -82,4 +82,22 @@ inline RowCopy check_gather_rows_inputs(const at::Tensor& x, const c10::optional
   return {num_rows, row_elements * static_cast<int64_t>(x.element_size())};
 }
 
+// The op's entry point, shared by the backends: check, let `Backend::check_placement(x, out,
+// copy)` check where x and out live, mark `out` written, skip an empty copy, make the row ids
+// int64 on the output's device, then `Backend::run(x, src_rows, out, dst_rows, copy)` copies the
+// rows (src_rows/dst_rows null: rows 0, 1, ...).
+template <typename Backend>
+void gather_rows_entry(const at::Tensor& x, const c10::optional<at::Tensor>& index,
+                       const at::Tensor& out, const c10::optional<at::Tensor>& out_index) {
+  const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
+  Backend::check_placement(x, out, copy);
+  note_in_place_write(out);
+  if (copy.num_rows == 0 || copy.row_bytes == 0) return;
+  const c10::DeviceGuard device_guard(out.device());
+  at::Tensor index_holder, out_index_holder;
+  const int64_t* src_rows = row_ids(index, index_holder);
+  const int64_t* dst_rows = row_ids(out_index, out_index_holder);
+  Backend::run(x, src_rows, out, dst_rows, copy);
+}
+
 }  // namespace fastgl::features

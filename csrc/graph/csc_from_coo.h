@@ -30,12 +30,19 @@ inline void check_csc_from_coo_inputs(const at::Tensor& src, const at::Tensor& d
   check_ids_in_range(op, "dst", dst, num_nodes);
 }
 
-// The CSC either backend built, remembered as checked (checked_once.h) so its first use skips
-// the structure checks: its offsets end at the edge count, and its indices are `src`'s ids, which
-// the input check bounded by num_nodes.
-inline std::tuple<at::Tensor, at::Tensor, at::Tensor> built_csc(at::Tensor indptr,
-                                                                at::Tensor indices, at::Tensor perm,
-                                                                int64_t num_nodes) {
+using CscArrays = std::tuple<at::Tensor, at::Tensor, at::Tensor>;  // indptr, indices, perm
+
+// The op's entry point, shared by the backends: check, make the edge list contiguous on its
+// device, let `Backend::run(src, dst, num_nodes)` sort it into CSC arrays, and remember the
+// result as checked (checked_once.h) so its first use skips the structure checks: its offsets
+// end at the edge count, and its indices are `src`'s ids, which the input check bounded by
+// num_nodes.
+template <typename Backend>
+CscArrays csc_from_coo_entry(const at::Tensor& src, const at::Tensor& dst, int64_t num_nodes) {
+  check_csc_from_coo_inputs(src, dst, num_nodes);
+  const c10::DeviceGuard device_guard(dst.device());
+  const at::Tensor src_c = src.contiguous(), dst_c = dst.contiguous();
+  auto [indptr, indices, perm] = Backend::run(src_c, dst_c, num_nodes);
   remember_valid_offsets(indptr, indices.numel());
   remember_id_range(indices, num_nodes - 1);
   return {std::move(indptr), std::move(indices), std::move(perm)};

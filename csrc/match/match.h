@@ -61,4 +61,24 @@ inline at::Tensor symmetric_from_upper(const at::Tensor& upper) {
   return upper + upper.triu(1).transpose(0, 1);
 }
 
+// The op entry points, shared by the backends: check, make the ids contiguous int64 on their
+// device, then `Backend::match(prev, next)` (positions) or `Backend::overlap_counts(nodes,
+// offsets, num_sets)` (the upper triangle of the counts, for nodes in at least one set).
+template <typename Backend>
+at::Tensor match_entry(const at::Tensor& prev_nodes, const at::Tensor& next_nodes) {
+  check_match_inputs(prev_nodes, next_nodes);
+  const c10::DeviceGuard device_guard(next_nodes.device());
+  return Backend::match(prev_nodes.to(at::kLong).contiguous(),
+                        next_nodes.to(at::kLong).contiguous());
+}
+
+template <typename Backend>
+at::Tensor overlap_counts_entry(const at::Tensor& nodes, const at::Tensor& offsets) {
+  const int64_t num_sets = check_overlap_counts_inputs(nodes, offsets);
+  const c10::DeviceGuard device_guard(nodes.device());
+  const at::Tensor nodes64 = nodes.to(at::kLong).contiguous();
+  if (nodes64.numel() == 0) return at::zeros({num_sets, num_sets}, nodes64.options());
+  return symmetric_from_upper(Backend::overlap_counts(nodes64, offsets, num_sets));
+}
+
 }  // namespace fastgl::match

@@ -122,9 +122,6 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
                                       bool replace, bool layerwise, bool disjoint, int64_t seed) {
   HopsConfig cfg{fanouts.vec(), replace, layerwise, disjoint, static_cast<uint64_t>(seed)};
   check_sample_hops_inputs(indptr, indices, weight, eid, seeds, seed_ptr, cfg);
-  auto contiguous_or_undefined = [](const c10::optional<at::Tensor>& t) {
-    return t.has_value() ? t->contiguous() : at::Tensor();
-  };
   const at::Tensor host_offsets = seed_ptr.to(at::kCPU).contiguous();
   std::vector<int64_t> seed_offsets(host_offsets.data_ptr<int64_t>(),
                                     host_offsets.data_ptr<int64_t>() + host_offsets.numel());
@@ -140,15 +137,17 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
           std::move(seed_offsets)};
 }
 
-// The op's entry point for a backend's `run`, registered as &sample_hops_entry<run>.
-template <HopsResult (*run)(const HopsInputs&)>
+// The op's entry point, shared by the backends: the checked, contiguous inputs on their device
+// go to `Backend::run(HopsInputs)`.
+template <typename Backend>
 HopsResult sample_hops_entry(const at::Tensor& indptr, const at::Tensor& indices,
                              const c10::optional<at::Tensor>& weight,
                              const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
                              const at::Tensor& seed_ptr, at::IntArrayRef fanouts, bool replace,
                              bool layerwise, bool disjoint, int64_t seed) {
-  return run(prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts, replace,
-                                 layerwise, disjoint, seed));
+  const c10::DeviceGuard device_guard(indptr.device());
+  return Backend::run(prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts,
+                                          replace, layerwise, disjoint, seed));
 }
 
 inline void check_frontier_size(int64_t num_pairs) {

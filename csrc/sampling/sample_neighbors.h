@@ -49,6 +49,20 @@ inline void check_csc_inputs(const char* op, const at::Tensor& indptr, const at:
   }
 }
 
+// A node's in-edges: CSC slots [start, start + degree).
+struct Adjacency {
+  int64_t start, degree;
+};
+
+// A node's in-edge range read from `col_start` (CPU kernels), checked as it is read: the
+// samplers never scan the whole indptr.
+inline Adjacency in_edges_of(const char* op, const int64_t* col_start, int64_t node,
+                             int64_t num_edges) {
+  const int64_t start = col_start[node], stop = col_start[node + 1];
+  FASTGL_CHECK(valid_adjacency(start, stop, num_edges), op, kBadIndptrError, " (node ", node, ")");
+  return {start, stop - start};
+}
+
 // A drawn neighbor read from `indices` (CPU kernels; they check each as they gather it).
 inline void check_source_id(const char* op, int64_t source, int64_t num_nodes) {
   FASTGL_CHECK(0 <= source && source < num_nodes, op, "indices id ", source,
@@ -100,22 +114,22 @@ auto dispatch_csc_types(const at::Tensor& indices, const at::Tensor& weight_cont
   });
 }
 
-// The part of the op both backends share: check the inputs, make them contiguous, pick the
-// index and weight types, then call `kernel(index_t{}, weight, indptr, indices, transits, cfg)`
-// where `weight` is a typed pointer (a null `const float*` when unweighted). Backends pass a
-// generic lambda forwarding to their sample_typed<index_t>(weight, ...).
-template <typename Kernel>
-SampleResult dispatch_sample_neighbors(const at::Tensor& indptr, const at::Tensor& indices,
-                                       const c10::optional<at::Tensor>& weight,
-                                       const at::Tensor& transits, int64_t fanout, bool replace,
-                                       int64_t seed, Kernel kernel) {
+// The op's entry point, shared by the backends: check the inputs, make them contiguous, pick the
+// index and weight types, then call `Backend::run<index_t>(weight, indptr, indices, transits,
+// cfg)`, where `weight` is a typed pointer (a null `const float*` when unweighted).
+template <typename Backend>
+SampleResult sample_neighbors_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                                    const c10::optional<at::Tensor>& weight,
+                                    const at::Tensor& transits, int64_t fanout, bool replace,
+                                    int64_t seed) {
   check_sample_neighbors_inputs(indptr, indices, weight, transits, fanout, replace);
+  const c10::DeviceGuard device_guard(indptr.device());
   const DrawConfig cfg{fanout, replace, static_cast<uint64_t>(seed)};
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
-  const at::Tensor transits_c = transits.contiguous();
-  const at::Tensor weight_c = weight.has_value() ? weight->contiguous() : at::Tensor();
+  const at::Tensor transits_c = transits.contiguous(), weight_c = contiguous_or_undefined(weight);
   return dispatch_csc_types(indices_c, weight_c, [&](auto index_tag, auto weight_ptr) {
-    return kernel(index_tag, weight_ptr, indptr_c, indices_c, transits_c, cfg);
+    return Backend::template run<decltype(index_tag)>(weight_ptr, indptr_c, indices_c, transits_c,
+                                                      cfg);
   });
 }
 

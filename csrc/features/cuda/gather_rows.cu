@@ -48,41 +48,39 @@ int word_bytes(const void* x, const void* out, int64_t row_bytes) {
   return 1;
 }
 
-void gather_rows_cuda(const at::Tensor& x, const c10::optional<at::Tensor>& index,
-                      const at::Tensor& out, const c10::optional<at::Tensor>& out_index) {
-  const RowCopy copy = check_gather_rows_inputs(x, index, out, out_index);
-  FASTGL_CHECK(out.is_cuda(), "gather_rows", "out must be on the GPU when index or x is, got ",
-               out.device());
-  // Zero-byte rows read nothing; their host tensor has no storage, which cannot be pinned.
-  const bool readable_from_host = x.is_pinned() || copy.row_bytes == 0;
-  FASTGL_CHECK(x.device() == out.device() || (x.device().is_cpu() && readable_from_host),
-               "gather_rows", "x is on ", x.device(),
-               (x.device().is_cpu() ? " and not pinned" : ""), "; with out on ", out.device(),
-               " x must be on the same GPU or in pinned host memory (x.pin_memory())");
-  note_in_place_write(out);
-  if (copy.num_rows == 0 || copy.row_bytes == 0) return;
-  const c10::cuda::CUDAGuard device_guard(out.device());
-  at::Tensor index_holder, out_index_holder;
-  const int64_t* src_rows = row_ids(index, index_holder);
-  const int64_t* dst_rows = row_ids(out_index, out_index_holder);
-  const void* src = x.data_ptr();
-  void* dst = out.data_ptr();
-  switch (word_bytes(src, dst, copy.row_bytes)) {
-    case 16:
-      return launch<uint4>(src, src_rows, dst, dst_rows, copy);
-    case 8:
-      return launch<uint2>(src, src_rows, dst, dst_rows, copy);
-    case 4:
-      return launch<uint32_t>(src, src_rows, dst, dst_rows, copy);
-    case 2:
-      return launch<uint16_t>(src, src_rows, dst, dst_rows, copy);
-    default:
-      return launch<uint8_t>(src, src_rows, dst, dst_rows, copy);
+struct CudaGatherRows {
+  static void check_placement(const at::Tensor& x, const at::Tensor& out, const RowCopy& copy) {
+    FASTGL_CHECK(out.is_cuda(), "gather_rows", "out must be on the GPU when index or x is, got ",
+                 out.device());
+    // Zero-byte rows read nothing; their host tensor has no storage, which cannot be pinned.
+    const bool readable_from_host = x.is_pinned() || copy.row_bytes == 0;
+    FASTGL_CHECK(x.device() == out.device() || (x.device().is_cpu() && readable_from_host),
+                 "gather_rows", "x is on ", x.device(),
+                 (x.device().is_cpu() ? " and not pinned" : ""), "; with out on ", out.device(),
+                 " x must be on the same GPU or in pinned host memory (x.pin_memory())");
   }
-}
+
+  static void run(const at::Tensor& x, const int64_t* src_rows, const at::Tensor& out,
+                  const int64_t* dst_rows, const RowCopy& copy) {
+    const void* src = x.data_ptr();
+    void* dst = out.data_ptr();
+    switch (word_bytes(src, dst, copy.row_bytes)) {
+      case 16:
+        return launch<uint4>(src, src_rows, dst, dst_rows, copy);
+      case 8:
+        return launch<uint2>(src, src_rows, dst, dst_rows, copy);
+      case 4:
+        return launch<uint32_t>(src, src_rows, dst, dst_rows, copy);
+      case 2:
+        return launch<uint16_t>(src, src_rows, dst, dst_rows, copy);
+      default:
+        return launch<uint8_t>(src, src_rows, dst, dst_rows, copy);
+    }
+  }
+};
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("gather_rows", &gather_rows_cuda); }
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("gather_rows", &gather_rows_entry<CudaGatherRows>); }
 
 }  // namespace fastgl::features

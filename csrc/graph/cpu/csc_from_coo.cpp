@@ -100,33 +100,31 @@ void scatter_to_slots(const dst_t* target, const src_t* source, int64_t num_edge
   });
 }
 
+struct CpuCscFromCoo {
+  static CscArrays run(const at::Tensor& src, const at::Tensor& dst, int64_t num_nodes) {
+    const int64_t num_edges = dst.numel();
+    at::Tensor indptr = at::empty({num_nodes + 1}, at::kLong);
+    at::Tensor indices = at::empty({num_edges}, src.options());
+    at::Tensor perm = at::empty({num_edges}, at::kLong);
+    // The samplers read these at random, edge by edge; the hint must come before the first write.
+    for (const at::Tensor* t : {&indptr, &indices, &perm}) advise_huge_pages(*t);
+    AT_DISPATCH_INDEX_TYPES(dst.scalar_type(), "csc_from_coo_cpu", [&] {
+      using dst_t = index_t;
+      const dst_t* target = dst.data_ptr<dst_t>();
+      at::Tensor cursors =
+          count_per_chunk(target, num_edges, num_nodes, chunk_count(num_edges, num_nodes));
+      counts_to_cursors(cursors, indptr);
+      AT_DISPATCH_INDEX_TYPES(src.scalar_type(), "csc_from_coo_cpu", [&] {
+        scatter_to_slots(target, src.data_ptr<index_t>(), num_edges, cursors,
+                         indices.data_ptr<index_t>(), perm.data_ptr<int64_t>());
+      });
+    });
+    return {indptr, indices, perm};
+  }
+};
+
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> csc_from_coo_cpu(const at::Tensor& src,
-                                                                const at::Tensor& dst,
-                                                                int64_t num_nodes) {
-  check_csc_from_coo_inputs(src, dst, num_nodes);
-  const at::Tensor dst_c = dst.contiguous(), src_c = src.contiguous();
-  const int64_t num_edges = dst_c.numel();
-  at::Tensor indptr = at::empty({num_nodes + 1}, at::kLong);
-  at::Tensor indices = at::empty({num_edges}, src_c.options());
-  at::Tensor perm = at::empty({num_edges}, at::kLong);
-  // The samplers read these at random, edge by edge; the hint must come before the first write.
-  for (const at::Tensor* t : {&indptr, &indices, &perm}) advise_huge_pages(*t);
-  AT_DISPATCH_INDEX_TYPES(dst_c.scalar_type(), "csc_from_coo_cpu", [&] {
-    using dst_t = index_t;
-    const dst_t* target = dst_c.data_ptr<dst_t>();
-    at::Tensor cursors =
-        count_per_chunk(target, num_edges, num_nodes, chunk_count(num_edges, num_nodes));
-    counts_to_cursors(cursors, indptr);
-    AT_DISPATCH_INDEX_TYPES(src_c.scalar_type(), "csc_from_coo_cpu", [&] {
-      scatter_to_slots(target, src_c.data_ptr<index_t>(), num_edges, cursors,
-                       indices.data_ptr<index_t>(), perm.data_ptr<int64_t>());
-    });
-  });
-  return built_csc(indptr, indices, perm, num_nodes);
-}
-
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("csc_from_coo", &csc_from_coo_cpu); }
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("csc_from_coo", &csc_from_coo_entry<CpuCscFromCoo>); }
 
 }  // namespace fastgl::graph

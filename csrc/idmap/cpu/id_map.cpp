@@ -28,10 +28,8 @@ void map_shard(const KeySequence& keys, const int64_t* positions, int64_t count,
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor> id_map_cpu(const at::Tensor& prefix, const at::Tensor& ids) {
-  check_id_map_inputs(prefix, ids);
-  const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
-  const at::Tensor ids64 = ids.to(at::kLong).contiguous();
+std::tuple<at::Tensor, at::Tensor> CpuIdMap::run(const at::Tensor& prefix64,
+                                                 const at::Tensor& ids64) {
   const KeySequence keys{prefix64.data_ptr<int64_t>(), prefix64.numel(), ids64.data_ptr<int64_t>(),
                          ids64.numel()};
   const int64_t num_prefix = keys.num_prefix, num_ids = keys.num_ids;
@@ -60,9 +58,9 @@ std::tuple<at::Tensor, at::Tensor> id_map_cpu(const at::Tensor& prefix, const at
       local_ptr[j] = f < num_prefix ? f : num_prefix + rank_ptr[f - num_prefix] - 1;
     }
   });
-  return {at::cat({prefix64, ids64.masked_select(is_first)}), local};
+  return {is_first, local};
 }
 
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("id_map", &id_map_cpu); }
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("id_map", &id_map_entry<CpuIdMap>); }
 
 }  // namespace fastgl::idmap

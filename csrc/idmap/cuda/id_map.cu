@@ -68,11 +68,8 @@ void insert_keys(DeviceTable table, const int64_t* keys, int64_t n, int64_t offs
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const at::Tensor& ids) {
-  check_id_map_inputs(prefix, ids);
-  const c10::cuda::CUDAGuard device_guard(ids.device());
-  const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
-  const at::Tensor ids64 = ids.to(at::kLong).contiguous();
+std::tuple<at::Tensor, at::Tensor> CudaIdMap::run(const at::Tensor& prefix64,
+                                                  const at::Tensor& ids64) {
   const int64_t num_prefix = prefix64.numel(), num_ids = ids64.numel();
   const auto options = ids64.options();
   const cudaStream_t stream = fastgl::cuda::current_stream();
@@ -99,10 +96,9 @@ std::tuple<at::Tensor, at::Tensor> id_map_cuda(const at::Tensor& prefix, const a
         local.data_ptr<int64_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  const at::Tensor unique = at::cat({prefix64, ids64.masked_select(is_first)});
-  return {unique, local};
+  return {is_first, local};
 }
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("id_map", &id_map_cuda); }
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("id_map", &id_map_entry<CudaIdMap>); }
 
 }  // namespace fastgl::idmap

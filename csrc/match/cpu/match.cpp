@@ -50,10 +50,13 @@ class PositionIndex {
   std::vector<IdTable> tables_;
 };
 
-at::Tensor match_cpu(const at::Tensor& prev_nodes, const at::Tensor& next_nodes) {
-  check_match_inputs(prev_nodes, next_nodes);
-  const at::Tensor prev = prev_nodes.to(at::kLong).contiguous();
-  const at::Tensor next = next_nodes.to(at::kLong).contiguous();
+struct CpuMatch {
+  static at::Tensor match(const at::Tensor& prev, const at::Tensor& next);
+  static at::Tensor overlap_counts(const at::Tensor& nodes64, const at::Tensor& offsets,
+                                   int64_t num_sets);
+};
+
+at::Tensor CpuMatch::match(const at::Tensor& prev, const at::Tensor& next) {
   const PositionIndex index(prev);
   at::Tensor position = at::empty({next.numel()}, next.options());
   const int64_t* ids = next.data_ptr<int64_t>();
@@ -111,21 +114,21 @@ at::Tensor count_pairs(const std::vector<uint64_t>& masks, int64_t num_sets) {
   return upper;
 }
 
-at::Tensor overlap_counts_cpu(const at::Tensor& nodes, const at::Tensor& offsets) {
-  const int64_t num_sets = check_overlap_counts_inputs(nodes, offsets);
-  const at::Tensor nodes64 = nodes.to(at::kLong).contiguous();
-  const auto [unique, local] = idmap::id_map_cpu(nodes64.new_empty({0}), nodes64);
+at::Tensor CpuMatch::overlap_counts(const at::Tensor& nodes64, const at::Tensor& offsets,
+                                    int64_t num_sets) {
+  const auto [unique, local] =
+      idmap::id_map_entry<idmap::CpuIdMap>(nodes64.new_empty({0}), nodes64);
   const std::vector<uint64_t> masks =
       membership_masks(local.data_ptr<int64_t>(), offsets.contiguous().data_ptr<int64_t>(),
                        num_sets, unique.numel());
-  return symmetric_from_upper(count_pairs(masks, num_sets));
+  return count_pairs(masks, num_sets);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
-  m.impl("match", &match_cpu);
-  m.impl("overlap_counts", &overlap_counts_cpu);
+  m.impl("match", &match_entry<CpuMatch>);
+  m.impl("overlap_counts", &overlap_counts_entry<CpuMatch>);
 }
 
 }  // namespace fastgl::match

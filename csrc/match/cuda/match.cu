@@ -32,11 +32,13 @@ void raise_on_match_flags(const at::Tensor& error_flags) {
   FASTGL_CHECK(!(flags & idmap::kDuplicatePrefixFlag), "match", kDuplicatePrevError);
 }
 
-at::Tensor match_cuda(const at::Tensor& prev_nodes, const at::Tensor& next_nodes) {
-  check_match_inputs(prev_nodes, next_nodes);
-  const c10::cuda::CUDAGuard device_guard(next_nodes.device());
-  const at::Tensor prev = prev_nodes.to(at::kLong).contiguous();
-  const at::Tensor next = next_nodes.to(at::kLong).contiguous();
+struct CudaMatch {
+  static at::Tensor match(const at::Tensor& prev, const at::Tensor& next);
+  static at::Tensor overlap_counts(const at::Tensor& nodes64, const at::Tensor& offsets,
+                                   int64_t num_sets);
+};
+
+at::Tensor CudaMatch::match(const at::Tensor& prev, const at::Tensor& next) {
   const idmap::DeviceTableStorage storage(prev.numel(), prev.options());
   at::Tensor error_flags = at::zeros({1}, prev.options().dtype(at::kInt));
   idmap::insert_keys(storage.view(), prev.data_ptr<int64_t>(), prev.numel(), 0, true, nullptr,
@@ -85,13 +87,10 @@ __global__ void count_pairs_kernel(const unsigned long long* masks, int64_t n, i
   }
 }
 
-at::Tensor overlap_counts_cuda(const at::Tensor& nodes, const at::Tensor& offsets) {
-  const int64_t num_sets = check_overlap_counts_inputs(nodes, offsets);
-  const c10::cuda::CUDAGuard device_guard(nodes.device());
-  const at::Tensor nodes64 = nodes.to(at::kLong).contiguous();
-  at::Tensor upper = at::zeros({num_sets, num_sets}, nodes64.options());
-  if (nodes64.numel() == 0) return upper;
-  const auto [unique, local] = idmap::id_map_cuda(nodes64.new_empty({0}), nodes64);
+at::Tensor CudaMatch::overlap_counts(const at::Tensor& nodes64, const at::Tensor& offsets,
+                                     int64_t num_sets) {
+  const auto [unique, local] =
+      idmap::id_map_entry<idmap::CudaIdMap>(nodes64.new_empty({0}), nodes64);
   // dim 0, then output_size (the third argument is dim: passing the size there fails).
   const at::Tensor set_of = at::repeat_interleave(at::arange(num_sets, nodes64.options()),
                                                   offsets.diff(), 0, nodes64.numel());
@@ -105,6 +104,7 @@ at::Tensor overlap_counts_cuda(const at::Tensor& nodes, const at::Tensor& offset
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   FASTGL_CHECK(!(error_flags.item<int>() & kDuplicateInSetFlag), "overlap_counts",
                kDuplicateInSetError);
+  at::Tensor upper = at::zeros({num_sets, num_sets}, nodes64.options());
   const size_t shared_bytes = num_sets * num_sets * sizeof(unsigned long long);
   // A few blocks per SM suffice; more would only add flushes of the shared counters.
   const int64_t blocks = std::min<int64_t>(blocks_for(unique.numel()), 1024);
@@ -112,14 +112,14 @@ at::Tensor overlap_counts_cuda(const at::Tensor& nodes, const at::Tensor& offset
       mask_ptr, unique.numel(), static_cast<int>(num_sets),
       reinterpret_cast<unsigned long long*>(upper.data_ptr<int64_t>()));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return symmetric_from_upper(upper);
+  return upper;
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
-  m.impl("match", &match_cuda);
-  m.impl("overlap_counts", &overlap_counts_cuda);
+  m.impl("match", &match_entry<CudaMatch>);
+  m.impl("overlap_counts", &overlap_counts_entry<CudaMatch>);
 }
 
 }  // namespace fastgl::match

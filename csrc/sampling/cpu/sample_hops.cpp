@@ -40,11 +40,6 @@ struct Csc {
   const weight_t* weight_from(int64_t start) const { return weight ? weight + start : nullptr; }
 };
 
-// A transit's in-edges: CSC slots [start, start + degree).
-struct Adjacency {
-  int64_t start, degree;
-};
-
 // The window's arrays and a hop's scratch come from the block pool: a sampler call's buffers are
 // the size of the last call's, and recycled they cost no page faults (block_pool.h). Resizing
 // leaves new elements uninitialized: edge arrays are sized first and then written in full.
@@ -103,12 +98,8 @@ class HopSampler {
  private:
   int64_t node_of(int64_t key) const { return cfg_.disjoint ? key % g_.num_nodes : key; }
 
-  // A node's in-edge range, checked as it is read: the op never scans the whole indptr.
   Adjacency in_edges_of(int64_t node) const {
-    const int64_t start = g_.col_start[node], stop = g_.col_start[node + 1];
-    FASTGL_CHECK(valid_adjacency(start, stop, g_.num_edges), kHopsOp, kBadIndptrError, " (node ",
-                 node, ")");
-    return {start, stop - start};
+    return sampling::in_edges_of(kHopsOp, g_.col_start, node, g_.num_edges);
   }
 
   // Transits are random nodes, so their indptr entries are cache misses: requested a few
@@ -270,22 +261,24 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
           into_tensor(std::move(out.tree), options)};
 }
 
+struct CpuSampleHops {
+  static HopsResult run(const HopsInputs& in) {
+    return dispatch_csc_types(in.indices, in.weight, [&](auto index_tag, auto weight_ptr) {
+      using index_t = decltype(index_tag);
+      using weight_t = std::remove_const_t<std::remove_pointer_t<decltype(weight_ptr)>>;
+      const Csc<index_t, weight_t> g{in.indptr.data_ptr<int64_t>(),
+                                     in.indices.data_ptr<index_t>(),
+                                     weight_ptr,
+                                     in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
+                                     in.indptr.numel() - 1,
+                                     in.indices.numel()};
+      return sample_hops_typed(g, in.seeds, in.seed_offsets, in.cfg);
+    });
+  }
+};
+
 }  // namespace
 
-HopsResult sample_hops_cpu(const HopsInputs& in) {
-  return dispatch_csc_types(in.indices, in.weight, [&](auto index_tag, auto weight_ptr) {
-    using index_t = decltype(index_tag);
-    using weight_t = std::remove_const_t<std::remove_pointer_t<decltype(weight_ptr)>>;
-    const Csc<index_t, weight_t> g{in.indptr.data_ptr<int64_t>(),
-                                   in.indices.data_ptr<index_t>(),
-                                   weight_ptr,
-                                   in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
-                                   in.indptr.numel() - 1,
-                                   in.indices.numel()};
-    return sample_hops_typed(g, in.seeds, in.seed_offsets, in.cfg);
-  });
-}
-
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("sample_hops", &sample_hops_entry<&sample_hops_cpu>); }
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("sample_hops", &sample_hops_entry<CpuSampleHops>); }
 
 }  // namespace fastgl::sampling

@@ -10,49 +10,57 @@ namespace {
 
 constexpr int64_t kPairGrain = 256;
 
-template <typename index_t, typename weight_t>
-SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
+struct CpuSampleNeighbors {
+  template <typename index_t, typename weight_t>
+  static SampleResult run(const weight_t* weight, const at::Tensor& indptr,
                           const at::Tensor& indices, const at::Tensor& transits,
-                          const DrawConfig& cfg) {
-  const int64_t num_pairs = transits.numel();
+                          const DrawConfig& cfg);
+};
+
+template <typename index_t, typename weight_t>
+SampleResult CpuSampleNeighbors::run(const weight_t* weight, const at::Tensor& indptr,
+                                     const at::Tensor& indices, const at::Tensor& transits,
+                                     const DrawConfig& cfg) {
+  constexpr const char* op = "sample_neighbors";
+  const int64_t num_pairs = transits.numel(), num_edges = indices.numel();
   const int64_t* col_start = indptr.data_ptr<int64_t>();
   const int64_t* transit = transits.data_ptr<int64_t>();
   const index_t* source = indices.data_ptr<index_t>();
-  auto edge_weights = [&](int64_t t) { return weight ? weight + col_start[t] : nullptr; };
+  auto edge_weights = [&](const Adjacency& in_edges) {
+    return weight ? weight + in_edges.start : nullptr;
+  };
 
   const int64_t num_nodes = indptr.numel() - 1;
-  FASTGL_CHECK(num_pairs == 0 || valid_offset_ends(col_start, num_nodes, indices.numel()),
-               "sample_neighbors", kBadIndptrError);
+  FASTGL_CHECK(num_pairs == 0 || valid_offset_ends(col_start, num_nodes, num_edges), op,
+               kBadIndptrError);
   at::Tensor ptr = at::empty({num_pairs + 1}, transits.options());
   int64_t* out_ptr = ptr.data_ptr<int64_t>();
   out_ptr[0] = 0;
   at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
-      const int64_t t = transit[p];
-      FASTGL_CHECK(valid_adjacency(col_start[t], col_start[t + 1], indices.numel()),
-                   "sample_neighbors", kBadIndptrError, " (node ", t, ")");
-      out_ptr[p + 1] = checked_draws(
-          "sample_neighbors", num_draws(cfg, edge_weights(t), col_start[t + 1] - col_start[t]), t);
+      const Adjacency in_edges = in_edges_of(op, col_start, transit[p], num_edges);
+      out_ptr[p + 1] =
+          checked_draws(op, num_draws(cfg, edge_weights(in_edges), in_edges.degree), transit[p]);
     }
   });
   for (int64_t p = 0; p < num_pairs; ++p) out_ptr[p + 1] += out_ptr[p];
 
   const int64_t total = out_ptr[num_pairs];
-  check_output_fits("sample_neighbors", "the sample", total, 2 * sizeof(int64_t), indptr.device());
+  check_output_fits(op, "the sample", total, 2 * sizeof(int64_t), indptr.device());
   at::Tensor neighbors = at::empty({total}, transits.options());
   at::Tensor edge_pos = at::empty({total}, transits.options());
   int64_t* out_neighbor = neighbors.data_ptr<int64_t>();
   int64_t* out_pos = edge_pos.data_ptr<int64_t>();
   at::parallel_for(0, num_pairs, kPairGrain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
-      const int64_t t = transit[p], start = col_start[t];
+      const Adjacency in_edges = in_edges_of(op, col_start, transit[p], num_edges);
       const int64_t first = out_ptr[p], count = out_ptr[p + 1] - first;
-      draw_neighbor_offsets(cfg, p, edge_weights(t), col_start[t + 1] - start, count,
+      draw_neighbor_offsets(cfg, p, edge_weights(in_edges), in_edges.degree, count,
                             out_pos + first);
       for (int64_t j = first; j < first + count; ++j) {
-        out_pos[j] += start;
+        out_pos[j] += in_edges.start;
         out_neighbor[j] = static_cast<int64_t>(source[out_pos[j]]);
-        check_source_id("sample_neighbors", out_neighbor[j], num_nodes);
+        check_source_id(op, out_neighbor[j], num_nodes);
       }
     }
   });
@@ -61,17 +69,8 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
 
 }  // namespace
 
-SampleResult sample_neighbors_cpu(const at::Tensor& indptr, const at::Tensor& indices,
-                                  const c10::optional<at::Tensor>& weight,
-                                  const at::Tensor& transits, int64_t fanout, bool replace,
-                                  int64_t seed) {
-  return dispatch_sample_neighbors(
-      indptr, indices, weight, transits, fanout, replace, seed,
-      [](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        return sample_typed<decltype(index_tag)>(weight, tensors_and_config...);
-      });
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
+  m.impl("sample_neighbors", &sample_neighbors_entry<CpuSampleNeighbors>);
 }
-
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("sample_neighbors", &sample_neighbors_cpu); }
 
 }  // namespace fastgl::sampling

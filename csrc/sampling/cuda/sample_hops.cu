@@ -223,10 +223,11 @@ HopsResult assemble(const WindowNodes& nodes, const std::vector<HopEdges>& hops,
           tree};
 }
 
-}  // namespace
+struct CudaSampleHops {
+  static HopsResult run(const HopsInputs& in);
+};
 
-HopsResult sample_hops_cuda(const HopsInputs& in) {
-  const c10::cuda::CUDAGuard device_guard(in.indptr.device());
+HopsResult CudaSampleHops::run(const HopsInputs& in) {
   const HopsConfig& cfg = in.cfg;
   const at::Tensor &indptr_c = in.indptr, &indices_c = in.indices, &weight_c = in.weight;
   const at::Tensor &eid_c = in.eid, &seeds_c = in.seeds, &seed_ptr = in.seed_ptr;
@@ -283,8 +284,8 @@ HopsResult sample_hops_cuda(const HopsInputs& in) {
                   options);
 }
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
-  m.impl("sample_hops", &sample_hops_entry<&sample_hops_cuda>);
-}
+}  // namespace
+
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_hops", &sample_hops_entry<CudaSampleHops>); }
 
 }  // namespace fastgl::sampling

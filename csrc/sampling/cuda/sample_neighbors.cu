@@ -131,7 +131,6 @@ template <typename index_t, typename weight_t>
 SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
                           const at::Tensor& indices, const at::Tensor& transits,
                           const DrawConfig& cfg, const uint64_t* streams, const char* op) {
-  const c10::cuda::CUDAGuard device_guard(indptr.device());
   const int64_t num_pairs = transits.numel();
   const GraphView<index_t, weight_t> g{indptr.data_ptr<int64_t>(), indices.data_ptr<index_t>(),
                                        weight};
@@ -181,30 +180,29 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
   return {ptr, neighbors, edge_pos};
 }
 
-}  // namespace
+struct CudaSampleNeighbors {
+  template <typename index_t, typename weight_t>
+  static SampleResult run(const weight_t* weight, const at::Tensor& indptr,
+                          const at::Tensor& indices, const at::Tensor& transits,
+                          const DrawConfig& cfg) {
+    constexpr const char* op = "sample_neighbors";
+    SampleResult result =
+        sample_typed<index_t>(weight, indptr, indices, transits, cfg, nullptr, op);
+    // The neighbors came from `indices`, which only the rows read were checked for: one
+    // reduction over the output, unless `indices` is known to be in range.
+    if (!ids_known_below(indices, indptr.numel() - 1)) {
+      check_ids_in_range(op, "indices", std::get<1>(result), indptr.numel() - 1);
+    }
+    return result;
+  }
+};
 
-SampleResult sample_neighbors_cuda(const at::Tensor& indptr, const at::Tensor& indices,
-                                   const c10::optional<at::Tensor>& weight,
-                                   const at::Tensor& transits, int64_t fanout, bool replace,
-                                   int64_t seed) {
-  return dispatch_sample_neighbors(
-      indptr, indices, weight, transits, fanout, replace, seed,
-      [&](auto index_tag, auto weight, const auto&... tensors_and_config) {
-        SampleResult result = sample_typed<decltype(index_tag)>(weight, tensors_and_config...,
-                                                                nullptr, "sample_neighbors");
-        // The neighbors came from `indices`, which only the rows read were checked for: one
-        // reduction over the output, unless `indices` is known to be in range.
-        if (!ids_known_below(indices, indptr.numel() - 1)) {
-          check_ids_in_range("sample_neighbors", "indices", std::get<1>(result),
-                             indptr.numel() - 1);
-        }
-        return result;
-      });
-}
+}  // namespace
 
 SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
                                const at::Tensor& weight, const at::Tensor& transits,
                                const at::Tensor& streams, const DrawConfig& cfg) {
+  const c10::cuda::CUDAGuard device_guard(indptr.device());
   const auto* stream_ptr = reinterpret_cast<const uint64_t*>(streams.data_ptr<int64_t>());
   return dispatch_csc_types(indices, weight, [&](auto index_tag, auto weight_ptr) {
     return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg, stream_ptr,
@@ -212,6 +210,8 @@ SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr, const a
   });
 }
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_neighbors", &sample_neighbors_cuda); }
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
+  m.impl("sample_neighbors", &sample_neighbors_entry<CudaSampleNeighbors>);
+}
 
 }  // namespace fastgl::sampling
