@@ -285,7 +285,8 @@ class Block(Structure):
     a block whose edges are reordered or replaced (``dataclasses.replace(block, src=...,
     dst=...)``) must drop it (``indptr=None``) or give the new one. ``weight``, optional, is a
     weight per edge in the block's edge order (``GCNConv`` uses it when given no
-    ``edge_weight``).
+    ``edge_weight``); a block whose edges are reordered or replaced must likewise drop or
+    replace it.
     """
 
     src: Tensor

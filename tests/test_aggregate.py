@@ -463,6 +463,10 @@ def test_edge_softmax_and_gat_scores_bad_inputs():
         edge_softmax(graph, torch.ones(2, 1, 1))
     with pytest.raises(TypeError, match="edge_softmax: scores must be a tensor, got list"):
         edge_softmax(graph, [0.5, 0.5])
+    with pytest.raises(ValueError, match=r"edge_softmax: scores must have shape \[E\] or"):
+        edge_softmax(graph, torch.tensor(0.5))
+    with pytest.raises(TypeError, match="edge_softmax: expected a CSCGraph or a Block, got str"):
+        edge_softmax("graph", torch.ones(2))
     block, _ = shuffled(sampled_blocks()[0])  # its scores are gathered into slot order first
     with pytest.raises(
         ValueError, match=rf"edge_softmax: scores must have {block.num_edges} rows, one per edge"

@@ -17,11 +17,7 @@ inline void check_sddmm_inputs(const at::Tensor& indptr, const at::Tensor& indic
   check_structure(op, indptr, indices);
   check_features(op, "a", a, indptr);
   check_features(op, "b", b, indptr);
-  FASTGL_CHECK(a.size(0) == indptr.numel() - 1, op, "a has ", a.size(0), " rows but indptr has ",
-               indptr.numel() - 1);
-  FASTGL_CHECK(a.size(1) == b.size(1), op, "a has ", a.size(1), " columns but b has ", b.size(1));
-  FASTGL_CHECK(a.scalar_type() == b.scalar_type(), op, "a dtype ", a.scalar_type(),
-               " differs from b dtype ", b.scalar_type());
+  check_row_operand(op, "a", a, "b", b, indptr);
   check_structure_ids(op, "indices", indices, b.size(0));
 }
 

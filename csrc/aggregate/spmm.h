@@ -92,6 +92,19 @@ inline void check_features(const char* op, const char* name, const at::Tensor& t
   check_same_device(op, name, t, "indptr", indptr);
 }
 
+// A dense operand with one row per row of `indptr`, multiplied with the features `other`
+// (their width and dtype).
+inline void check_row_operand(const char* op, const char* name, const at::Tensor& t,
+                              const char* other_name, const at::Tensor& other,
+                              const at::Tensor& indptr) {
+  FASTGL_CHECK(t.size(0) == indptr.numel() - 1, op, name, " has ", t.size(0),
+               " rows but indptr has ", indptr.numel() - 1);
+  FASTGL_CHECK(t.size(1) == other.size(1), op, name, " has ", t.size(1), " columns but ",
+               other_name, " has ", other.size(1));
+  FASTGL_CHECK(t.scalar_type() == other.scalar_type(), op, name, " dtype ", t.scalar_type(),
+               " differs from ", other_name, " dtype ", other.scalar_type());
+}
+
 // Optional per-edge weights: 1-D, one per edge, of the features' dtype, on their device.
 inline void check_edge_weight(const char* op, const c10::optional<at::Tensor>& weight,
                               int64_t num_edges, const at::Tensor& features,

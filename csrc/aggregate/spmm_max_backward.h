@@ -52,12 +52,7 @@ inline void check_spmm_max_backward_weight_inputs(const at::Tensor& indptr,
   check_structure(op, indptr, indices);
   check_features(op, "x", x, indptr);
   check_max_arg(op, arg, grad, indptr);
-  FASTGL_CHECK(grad.size(0) == indptr.numel() - 1, op, "grad has ", grad.size(0),
-               " rows but indptr has ", indptr.numel() - 1);
-  FASTGL_CHECK(grad.size(1) == x.size(1), op, "grad has ", grad.size(1), " columns but x has ",
-               x.size(1));
-  FASTGL_CHECK(grad.scalar_type() == x.scalar_type(), op, "grad dtype ", grad.scalar_type(),
-               " differs from x dtype ", x.scalar_type());
+  check_row_operand(op, "grad", grad, "x", x, indptr);
   check_structure_ids(op, "indices", indices, x.size(0));
 }
 

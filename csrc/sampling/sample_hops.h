@@ -145,9 +145,11 @@ HopsResult sample_hops_entry(const at::Tensor& indptr, const at::Tensor& indices
                              const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
                              const at::Tensor& seed_ptr, at::IntArrayRef fanouts, bool replace,
                              bool layerwise, bool disjoint, int64_t seed) {
+  // The guard after the checks: an undefined indptr (None from Python) has no device to guard.
+  HopsInputs inputs = prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts,
+                                          replace, layerwise, disjoint, seed);
   const c10::DeviceGuard device_guard(indptr.device());
-  return Backend::run(prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts,
-                                          replace, layerwise, disjoint, seed));
+  return Backend::run(inputs);
 }
 
 inline void check_frontier_size(int64_t num_pairs) {

@@ -90,7 +90,9 @@ class Adjacency:
 
         The result is destination-sorted (each loop is the last in-edge of its node) and built
         without a sort; its edge order is its own (``edge_order`` is ``None``), so it suits
-        layers that carry no per-edge input (GAT). Built once per graph or block and cached on
+        layers that carry no per-edge input (GAT); its ``edge_ids()`` number its own slots, not
+        edges of the user's graph, and a block's result has local ``src_nodes``. Built once per
+        graph or block and cached on
         it, so that a model run on the same structure every step (and the backward pass, whose
         transposed structure is cached on the result) does not rebuild it.
         """
@@ -132,7 +134,8 @@ def _from_pairs(
     check_ids(where, what, dst, num_dst, "target")
     offsets = sorted_target_offsets(dst, num_dst) if maybe_sorted else None
     if offsets is not None:
-        return Adjacency(csc_structure(offsets, src, num_src, num_dst))
+        # Contiguous, so that every op reads the structure's own array, not a copy per call.
+        return Adjacency(csc_structure(offsets, src.contiguous(), num_src, num_dst))
     indptr, indices, perm = csc_from_coo(src, dst, max(num_src, num_dst))
     return Adjacency(csc_structure(indptr[: num_dst + 1], indices, num_src, num_dst, perm), perm)
 

@@ -264,9 +264,11 @@ def edge_softmax(structure: Structure, scores: Tensor) -> Tensor:
     Returns:
         Same shape as ``scores``: for every destination and head, its in-edges' weights sum to 1.
     """
-    indptr, _, perm = csc_of(structure)
+    indptr, _, perm = csc_of(structure, "edge_softmax")
     if not isinstance(scores, Tensor):
         raise TypeError(f"edge_softmax: scores must be a tensor, got {type(scores).__name__}")
+    if scores.dim() == 0:
+        raise ValueError("edge_softmax: scores must have shape [E] or [E, H], got a scalar")
     _check_device("edge_softmax", "scores", scores, indptr)
     columns = scores.unsqueeze(1) if scores.dim() == 1 else scores
     if perm is not None:
