@@ -1,7 +1,5 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
-import itertools
-import time
 from typing import List, Optional, Sequence
 
 import torch
@@ -60,7 +58,6 @@ class NeighborSampler:
         self,
         seed_batches: Sequence[Tensor],
         generator: Optional[torch.Generator] = None,
-        timings: Optional[List[dict]] = None,
     ) -> List[SampledSubgraph]:
         """Samples one subgraph per seed tensor, all batches in one compiled call.
 
@@ -69,19 +66,12 @@ class NeighborSampler:
         what :meth:`sample` draws with the same generator state; the others draw from random
         streams of their own. One compiled call samples the whole window (on the GPU, each hop
         of all batches in one pass).
-
-        ``timings``, when given, receives one dict per batch with the seconds spent sampling
-        (``"sample_s"``: the call's time shared out by the batches' numbers of sampled edges;
-        it includes the Fused-Map relabeling, which runs inside the same pass, so
-        ``"idmap_s"`` is 0).
         """
         seed_batches = [self._check_seeds(s) for s in seed_batches]
         if not seed_batches:
             return []
         key = draw_key(generator, self.graph.device)
-        if timings is not None:
-            timings[:] = [{"sample_s": 0.0, "idmap_s": 0.0} for _ in seed_batches]
-        return _sample_batches(self, seed_batches, key, timings)
+        return _sample_batches(self, seed_batches, key)
 
     def _check_seeds(self, seeds: Tensor) -> Tensor:
         if not isinstance(seeds, Tensor):
@@ -139,14 +129,12 @@ def _sample_batches(
     sampler: NeighborSampler,
     seed_batches: List[Tensor],
     key: int,
-    timings: Optional[List[dict]] = None,
 ) -> List[SampledSubgraph]:
     """One compiled call samples every hop of every batch (fastgl::sample_hops), then the flat
     outputs are cut into one subgraph per batch."""
     graph = sampler.graph
     sizes = [s.numel() for s in seed_batches]
     seed_ptr = torch.tensor([0] + sizes, device=graph.device).cumsum(0)
-    start = time.perf_counter()
     out = sample_hops(
         graph.indptr,
         graph.indices,
@@ -161,13 +149,6 @@ def _sample_batches(
     )
     node_counts, edge_counts = out.node_counts.tolist(), out.edge_counts.tolist()
     node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
-    if timings is not None:  # drawing and Fused-Map relabeling are one pass: all of it is sampling
-        _share_out(
-            timings,
-            "sample_s",
-            time.perf_counter() - start,
-            [0] + list(itertools.accumulate(edge_sizes)),
-        )
     per_node = [t.split(node_sizes) for t in (out.nodes, out.in_degrees)]
     per_edge = [t.split(edge_sizes) for t in (out.row, out.col, out.edge_ids)]
     per_seed = out.seed_local.split(sizes)
@@ -186,10 +167,3 @@ def _sample_batches(
         )
         for b in range(len(sizes))
     ]
-
-
-def _share_out(timings: List[dict], key: str, seconds: float, bounds: List[int]) -> None:
-    """Adds ``seconds`` to the batches' ``key`` in proportion to their shares of ``bounds``."""
-    total = max(bounds[-1], 1)
-    for b, timing in enumerate(timings):
-        timing[key] += seconds * (bounds[b + 1] - bounds[b]) / total

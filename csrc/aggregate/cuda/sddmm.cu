@@ -24,9 +24,7 @@ __global__ void sddmm_kernel(SddmmCall<scalar_t, index_t> call) {
     for (int64_t f = lane; f < dim; f += kWarp) {
       dot += static_cast<acc_t>(a_row[f]) * static_cast<acc_t>(b_row[f]);
     }
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      dot += __shfl_down_sync(0xffffffffu, dot, offset);
-    }
+    dot = warp_sum(dot);
     if (lane == 0) call.out[k] = static_cast<scalar_t>(dot);
   }
 }

@@ -50,9 +50,7 @@ __global__ void max_backward_weight_kernel(MaxBackwardWeightCall<scalar_t, index
                static_cast<acc_t>(call.x[source * dim + f]);
       }
     }
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    }
+    sum = warp_sum(sum);
     if (lane == 0) call.grad_weight[e] = static_cast<scalar_t>(sum);
   }
 }

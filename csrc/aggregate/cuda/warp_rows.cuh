@@ -10,6 +10,15 @@ constexpr int kWarp = 32;
 // Rows per block (X; the feature tile Y is one warp wide). A first choice, to be tuned on a GPU.
 constexpr int kRowsPerBlock = 8;
 
+// The sum of `value` over the warp's lanes, in lane 0 (a fixed tree: deterministic).
+template <typename acc_t>
+__device__ inline acc_t warp_sum(acc_t value) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
 inline dim3 warp_row_threads() { return dim3(kWarp, kRowsPerBlock); }
 
 inline dim3 warp_row_blocks(int64_t num_rows, int64_t num_features) {
