@@ -91,18 +91,18 @@ import argparse
 import gzip
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+from torch import Tensor
 
 from benchmarks import harness
 from fastgl import Block, CSCGraph, NeighborSampler
 from fastgl.data.rmat import RMAT_PRESETS, rmat_graph
 from fastgl.nn.functional import aggregate
 
-Tensor = torch.Tensor
 CASES = ("blocks", "rmat", "slashdot")
 METHODS = ("fastgl", "torch.sparse", "pyg")
 PASSES = ("forward", "forward+backward")
@@ -128,7 +128,7 @@ def _pyg_sum_aggregation():
             super().__init__(aggr="add")
 
         def forward(
-            self, x: Tensor, edge_index: Tensor, edge_weight: Tensor, size: Tuple[int, int]
+            self, x: Tensor, edge_index: Tensor, edge_weight: Tensor, size: tuple[int, int]
         ) -> Tensor:
             return self.propagate(edge_index, x=x, edge_weight=edge_weight, size=size)
 
@@ -154,7 +154,7 @@ class Structure:
         dst: Tensor,
         num_src: int,
         num_dst: int,
-        info: Dict,
+        info: dict,
     ) -> None:
         self.name, self.fastgl = name, fastgl_structure
         self.src, self.dst, self.num_src, self.num_dst = src, dst, num_src, num_dst
@@ -221,7 +221,7 @@ def graph_case(name: str, graph: CSCGraph, source: str) -> Structure:
     )
 
 
-def read_snap_edge_list(path: Path) -> Tuple[Tensor, int]:
+def read_snap_edge_list(path: Path) -> tuple[Tensor, int]:
     """A SNAP edge list (gzip or text; ``#`` comment lines, then ``u<TAB>v``) as ``[2, E]``
     int64 ``u -> v`` with ids relabelled to ``0..N-1`` in sorted order; returns ``(edges, N)``."""
     opener = gzip.open if path.suffix == ".gz" else open
@@ -234,9 +234,9 @@ def read_snap_edge_list(path: Path) -> Tuple[Tensor, int]:
     return local.view(-1, 2).t().contiguous(), unique.numel()
 
 
-def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
+def build_cases(args, device) -> tuple[list[Structure], list[dict]]:
     """The requested structures, and a record of every case skipped (with why)."""
-    graphs: Dict[str, CSCGraph] = {}
+    graphs: dict[str, CSCGraph] = {}
 
     def rmat(preset: str) -> CSCGraph:
         if preset not in graphs:
@@ -286,7 +286,7 @@ def build_cases(args, device) -> Tuple[List[Structure], List[Dict]]:
     return structures, skipped
 
 
-def csr_backward_support(device) -> Dict[str, bool]:
+def csr_backward_support(device) -> dict[str, bool]:
     """Whether autograd through ``torch.sparse.mm`` on CSR gives correct gradients on ``device``
     for ``x`` and for the values (probed on a 2 x 3 matrix without repeated entries)."""
     indptr = torch.tensor([0, 2, 3], device=device)
@@ -311,7 +311,7 @@ def csr_backward_support(device) -> Dict[str, bool]:
     return support
 
 
-def backward_layout(s: Structure, support: Dict[str, bool], weight_grad: bool) -> Tuple[str, str]:
+def backward_layout(s: Structure, support: dict[str, bool], weight_grad: bool) -> tuple[str, str]:
     """The torch.sparse layout for forward+backward on ``s`` and why."""
     if not support["x"]:
         return "coo", "torch.sparse CSR backward w.r.t. x is not supported on this device"
@@ -326,7 +326,7 @@ def backward_layout(s: Structure, support: Dict[str, bool], weight_grad: bool) -
     return "csr", ""
 
 
-def make_methods(s: Structure) -> Dict[str, Callable[[Tensor, Tensor], Tensor]]:
+def make_methods(s: Structure) -> dict[str, Callable[[Tensor, Tensor], Tensor]]:
     """``method -> fn(x, edge_weight)``, ``edge_weight`` in the structure's own edge order;
     ``torch.sparse`` comes as ``torch.sparse/csr`` and ``torch.sparse/coo``."""
     size = (s.num_dst, s.num_src)
@@ -364,7 +364,7 @@ def make_methods(s: Structure) -> Dict[str, Callable[[Tensor, Tensor], Tensor]]:
 
 def estimated_bytes(
     method: str, s: Structure, d: int, backward: bool, weight_grad: bool, device
-) -> Tuple[int, str]:
+) -> tuple[int, str]:
     """Rough peak of the tensors a call allocates (beyond ``x``, weights and the structure),
     and what dominates it."""
     out, grad_x, messages = 4 * d * s.num_dst, 4 * d * s.num_src, 4 * d * s.num_edges
@@ -394,7 +394,7 @@ def default_memory_budget(device) -> float:
     return 8.0
 
 
-def flops_and_bytes(s: Structure, d: int, backward: bool, weight_grad: bool) -> Tuple[int, int]:
+def flops_and_bytes(s: Structure, d: int, backward: bool, weight_grad: bool) -> tuple[int, int]:
     """The work of one call under :data:`FLOP_MODEL` and :data:`BYTE_MODEL`."""
     spmm_flops = 2 * s.num_edges * d
     edge_bytes = s.num_edges * (4 * d + 8)
@@ -420,7 +420,7 @@ def _check_close(method: str, what: str, got: Tensor, ref: Tensor, bound: Tensor
     return float(error.max()) if error.numel() else 0.0
 
 
-def run_pass(fn, x: Tensor, w: Tensor, grad_out: Optional[Tensor], weight_grad: bool):
+def run_pass(fn, x: Tensor, w: Tensor, grad_out: Tensor | None, weight_grad: bool):
     """One call: the output (forward) or the gradients (forward+backward)."""
     if grad_out is None:
         with torch.no_grad():
@@ -432,8 +432,8 @@ def run_pass(fn, x: Tensor, w: Tensor, grad_out: Optional[Tensor], weight_grad: 
 
 
 def measure_case(
-    s: Structure, args, device, support: Dict[str, bool], budget_gb: float
-) -> List[Dict]:
+    s: Structure, args, device, support: dict[str, bool], budget_gb: float
+) -> list[dict]:
     methods = make_methods(s)
     layout, why = backward_layout(s, support, args.weight_grad)
     s.info["torch_sparse_backward_layout"] = layout
@@ -523,7 +523,7 @@ def measure_case(
 
 def _error_bounds(
     s: Structure, x: Tensor, w: Tensor, grad_out: Tensor, weight_grad: bool
-) -> Dict[str, Tuple[Tensor, ...]]:
+) -> dict[str, tuple[Tensor, ...]]:
     """Per entry, the sum of the absolute values of its terms (fastgl on |x|, |w|, |grad_out|)."""
     xa = x.abs().requires_grad_()
     wa = w.abs().requires_grad_(weight_grad)
@@ -550,7 +550,7 @@ def _time_interleaved(cases, args, device) -> None:
             row["roofline_fraction"] = row["gbytes_per_s"] / args.peak_bandwidth_gbs
 
 
-def _ratios(rows: List[Dict]) -> None:
+def _ratios(rows: list[dict]) -> None:
     """``vs_<baseline>``: the baseline's median time over the row's (> 1 means faster);
     ``vs_<baseline>_best`` the same for the fastest calls (noise only ever adds time)."""
     timed = {r["method"]: r for r in rows if r.get("median_s")}
@@ -561,7 +561,7 @@ def _ratios(rows: List[Dict]) -> None:
             row[key + "_best"] = ref["min_s"] / row["min_s"] if ref else None
 
 
-def print_tables(rows: List[Dict], structures: List[Structure], device, args) -> None:
+def print_tables(rows: list[dict], structures: list[Structure], device, args) -> None:
     columns = [
         ("d", "d", ""),
         ("pass", "pass", ""),
@@ -604,7 +604,7 @@ def print_tables(rows: List[Dict], structures: List[Structure], device, args) ->
                 print(f"  skipped: d={r['d']} {r['pass']} {r['method']}: {r['skipped']}")
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("aggregate", __doc__)
     parser.add_argument(
         "--preset",
@@ -671,7 +671,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict:
+def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     # torch.sparse CSR's "beta" and invariant-check notices, once per process; not our news.
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)

@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 
@@ -65,7 +65,7 @@ DEFAULT_GRAPHS = ["rmat-products", "slashdot", "skewed"]
 DEFAULT_DATA_DIR = harness.REPO_ROOT.parent / "shared" / "data"
 
 
-def load_graph(name: str, args) -> Optional[Dict]:
+def load_graph(name: str, args) -> dict | None:
     """``{"edge_index", "num_nodes", "source"}``, or ``None`` (with a message) when absent."""
     started = time.perf_counter()
     if name == "slashdot":
@@ -86,15 +86,15 @@ def load_graph(name: str, args) -> Optional[Dict]:
     return {"edge_index": edge_index, "num_nodes": num_nodes, "source": source}
 
 
-def seed_batches(num_nodes: int, args) -> List[torch.Tensor]:
+def seed_batches(num_nodes: int, args) -> list[torch.Tensor]:
     generator = torch.Generator().manual_seed(args.seed)
     count = min(args.batches * args.batch_size, num_nodes)
     return list(torch.randperm(num_nodes, generator=generator)[:count].split(args.batch_size))
 
 
 def measure(
-    samplers: Dict[str, Callable], batches: List[torch.Tensor], args, device
-) -> Dict[str, Dict]:
+    samplers: dict[str, Callable], batches: list[torch.Tensor], args, device
+) -> dict[str, dict]:
     """Edges/s of every sampler (interleaved rounds over all batches) and its edges/batch."""
     edges = {}
     for name, sample in samplers.items():  # the untimed first pass builds the CSC caches
@@ -116,7 +116,7 @@ def measure(
     }
 
 
-def dgl_samplers(graph: Dict, args) -> Dict[str, Callable]:
+def dgl_samplers(graph: dict, args) -> dict[str, Callable]:
     import dgl
 
     from benchmarks.sampling import TorchNeighborSampler
@@ -141,7 +141,7 @@ def dgl_samplers(graph: Dict, args) -> Dict[str, Callable]:
     }
 
 
-def pyg_samplers(graph: Dict, args, device) -> Dict[str, Callable]:
+def pyg_samplers(graph: dict, args, device) -> dict[str, Callable]:
     from torch_geometric.data import Data
     from torch_geometric.sampler import NodeSamplerInput
 
@@ -170,7 +170,7 @@ def set_threads(count: int, with_dgl: bool) -> None:
         dgl.utils.set_num_threads(count)
 
 
-def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]:
+def rows_for(name: str, graph: dict, args, device, with_dgl: bool) -> list[dict]:
     batches = seed_batches(graph["num_nodes"], args)
     if with_dgl:
         samplers, baseline = dgl_samplers(graph, args), "dgl"
@@ -212,7 +212,7 @@ def rows_for(name: str, graph: Dict, args, device, with_dgl: bool) -> List[Dict]
     return rows
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("dgl_sampler", __doc__)
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
     parser.add_argument(
@@ -247,7 +247,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _dgl_version() -> Optional[str]:
+def _dgl_version() -> str | None:
     try:
         import dgl
     except ImportError:
@@ -255,7 +255,7 @@ def _dgl_version() -> Optional[str]:
     return dgl.__version__
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict:
+def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     dgl_version = _dgl_version()
     device, note, env = harness.start_run(

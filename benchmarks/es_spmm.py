@@ -43,11 +43,12 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
 from benchmarks import harness
 from benchmarks.aggregate import DEFAULT_DATA_DIR, SLASHDOT_FILE, read_snap_edge_list
@@ -57,7 +58,6 @@ from fastgl.data.rmat import RMAT_PRESETS, rmat_graph
 from fastgl.nn import GCN, ESSpMM, GraphSAGE
 from fastgl.nn.functional import aggregate, es_spmm
 
-Tensor = torch.Tensor
 PARTS = ("speed", "accuracy")
 STRATEGIES = ("bucket", "fastrand")
 PLANETOID = Path("planetoid") / "raw"
@@ -71,7 +71,7 @@ def kept_edges(graph: CSCGraph, width: int) -> int:
 SNAP_GRAPHS = {"wiki-vote": Path("snap_wiki-Vote") / "wiki-Vote.txt", "slashdot": SLASHDOT_FILE}
 
 
-def speed_graphs(args, device) -> Dict[str, CSCGraph]:
+def speed_graphs(args, device) -> dict[str, CSCGraph]:
     """The whole graphs of the speed part; absent files are reported and skipped."""
     graphs = {}
     for name, relative in SNAP_GRAPHS.items():
@@ -91,7 +91,7 @@ def _csr_of(graph: CSCGraph, weight: Tensor) -> Tensor:
     )
 
 
-def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
+def speed_rows(name: str, graph: CSCGraph, args, device) -> list[dict]:
     """Times every method on ``graph`` for each ``--dims``; returns the table rows."""
     gen = torch.Generator(device=device).manual_seed(args.seed)
     weight = torch.rand(graph.num_edges, generator=gen, device=device)
@@ -104,7 +104,7 @@ def speed_rows(name: str, graph: CSCGraph, args, device) -> List[Dict]:
         torch.testing.assert_close(torch.sparse.mm(csr, x), exact, rtol=1e-4, atol=1e-4)
         for strategy in STRATEGIES:
             torch.testing.assert_close(es_spmm(graph, x, max_degree, strategy, weight), exact)
-        calls: Dict[str, Callable[[], Tensor]] = {
+        calls: dict[str, Callable[[], Tensor]] = {
             "torch.sparse": lambda csr=csr, x=x: torch.sparse.mm(csr, x),
             "fastgl": lambda x=x: aggregate(graph, x, weight),
         }
@@ -161,13 +161,13 @@ def train_full_batch(
 
 
 @torch.no_grad()
-def accuracy_on_test_nodes(model, x, graph, y, test_idx, approx: Optional[ESSpMM] = None) -> float:
+def accuracy_on_test_nodes(model, x, graph, y, test_idx, approx: ESSpMM | None = None) -> float:
     model.eval()
     predictions = model(x, graph, approx=approx)[test_idx].argmax(dim=1)
     return float((predictions == y[test_idx]).float().mean())
 
 
-def accuracy_rows(args, device) -> List[Dict]:
+def accuracy_rows(args, device) -> list[dict]:
     rows = []
     root = Path(args.data_dir) / PLANETOID
     for name in args.datasets:
@@ -214,7 +214,7 @@ def accuracy_rows(args, device) -> List[Dict]:
     return rows
 
 
-def print_speed(rows: List[Dict], args) -> None:
+def print_speed(rows: list[dict], args) -> None:
     columns = [
         ("graph", "graph", ""),
         ("d", "d", ""),
@@ -235,7 +235,7 @@ def print_speed(rows: List[Dict], args) -> None:
     )
 
 
-def print_accuracy(rows: List[Dict]) -> None:
+def print_accuracy(rows: list[dict]) -> None:
     columns = [
         ("dataset", "dataset", ""),
         ("model", "model", ""),
@@ -252,7 +252,7 @@ def print_accuracy(rows: List[Dict]) -> None:
     )
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("es_spmm", __doc__)
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -300,11 +300,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict:
+def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     warnings.filterwarnings("ignore", message=".*[Ss]parse.*", category=UserWarning)
     device, note, env = harness.start_run("es_spmm", args)
-    payload: Dict = {
+    payload: dict = {
         "benchmark": "es_spmm",
         "environment": env,
         "note": note,

@@ -16,9 +16,10 @@ import re
 import statistics
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import torch
 
@@ -27,10 +28,10 @@ import torch
 REPO_ROOT = Path(os.environ.get("FASTGL_REPO") or Path(__file__).resolve().parent.parent)
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
 
-Device = Union[str, torch.device]
+Device = str | torch.device
 
 
-def resolve_device(requested: str) -> Tuple[torch.device, Optional[str]]:
+def resolve_device(requested: str) -> tuple[torch.device, str | None]:
     """The device to run on and, when it differs from the request, why.
 
     ``"cuda"`` falls back to the CPU when no GPU is usable; the returned note says so and goes
@@ -83,7 +84,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-def git_dirty() -> Optional[bool]:
+def git_dirty() -> bool | None:
     """Whether tracked files other than the results differ from HEAD (``None`` when git is
     unavailable); a run of several benchmarks rewrites results files as it goes."""
     try:
@@ -108,7 +109,7 @@ def git_dirty() -> Optional[bool]:
         return None
 
 
-def environment(device: Device) -> Dict[str, Any]:
+def environment(device: Device) -> dict[str, Any]:
     """Everything needed to interpret a number: device, versions, threads, commit, date."""
     import fastgl
 
@@ -139,8 +140,8 @@ def environment(device: Device) -> Dict[str, Any]:
 
 
 def start_run(
-    name: str, args: Any, extra: Optional[Dict[str, str]] = None
-) -> Tuple[torch.device, Optional[str], Dict]:
+    name: str, args: Any, extra: dict[str, str] | None = None
+) -> tuple[torch.device, str | None, dict]:
     """A benchmark's common start: ``--threads``, the device (with a note when it fell back),
     the environment record (plus ``extra`` entries) and a one-line header; returns
     ``(device, note, environment)``."""
@@ -160,7 +161,7 @@ def start_run(
     return device, note, env
 
 
-def load_average() -> Optional[List[float]]:
+def load_average() -> list[float] | None:
     """The 1, 5 and 15 minute load averages (``None`` where the OS has none)."""
     try:
         return [round(x, 2) for x in os.getloadavg()]
@@ -172,7 +173,7 @@ def load_average() -> Optional[List[float]]:
 class Timing:
     """Wall-clock seconds of the timed calls (warm-up calls excluded)."""
 
-    times: List[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -212,8 +213,8 @@ def time_it(
 
 
 def time_interleaved(
-    calls: Dict[Any, Callable[[], Any]], repeat: int, warmup: int = 1, device: Device = "cpu"
-) -> Dict[Any, Timing]:
+    calls: dict[Any, Callable[[], Any]], repeat: int, warmup: int = 1, device: Device = "cpu"
+) -> dict[Any, Timing]:
     """``repeat`` rounds; per round each call gets ``warmup`` untimed runs and one timed run, so
     a burst of load from other processes is spread over all of them instead of landing on one."""
     timings = {key: Timing() for key in calls}
@@ -258,7 +259,7 @@ def results_path(name: str, tag: str) -> Path:
     return RESULTS_DIR / f"{name}-{tag}.json"
 
 
-def save_results(name: str, payload: Dict[str, Any], device: Device, args: Any) -> Path:
+def save_results(name: str, payload: dict[str, Any], device: Device, args: Any) -> Path:
     """Records the load average after the run into ``payload["environment"]`` and writes it to
     ``args.out`` or ``benchmarks/results/<name>-<device>[-<preset>][-<threads>t].json``."""
     payload["environment"]["load_average_after"] = load_average()
@@ -272,7 +273,7 @@ def save_results(name: str, payload: Dict[str, Any], device: Device, args: Any) 
     return path
 
 
-def write_json(payload: Dict[str, Any], path: Union[str, Path]) -> Path:
+def write_json(payload: dict[str, Any], path: str | Path) -> Path:
     """Writes ``payload`` as indented JSON (creating the folder); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -282,10 +283,10 @@ def write_json(payload: Dict[str, Any], path: Union[str, Path]) -> Path:
     return path
 
 
-Column = Tuple[str, str, str]  # (row key, header, format spec)
+Column = tuple[str, str, str]  # (row key, header, format spec)
 
 
-def format_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column]) -> str:
+def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> str:
     """A plain-text table; numbers right-aligned, ``None`` shown as ``-``."""
 
     def cell(row, key, spec):
@@ -309,7 +310,7 @@ def format_table(rows: Sequence[Dict[str, Any]], columns: Sequence[Column]) -> s
 
 
 def print_table(
-    rows: Sequence[Dict[str, Any]], columns: Sequence[Column], title: Optional[str] = None
+    rows: Sequence[dict[str, Any]], columns: Sequence[Column], title: str | None = None
 ) -> None:
     if title:
         print(f"\n{title}")

@@ -69,8 +69,9 @@ import argparse
 import gc
 import resource
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
 import torch
 
@@ -102,7 +103,7 @@ FASTGL_CONFIGS = (
 BASELINE = ("d", "(d) plain PyTorch")
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("pipeline", __doc__)
     parser.add_argument(
         "--preset",
@@ -162,7 +163,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 # Data
 
 
-def build_data(args) -> Dict[str, Any]:
+def build_data(args) -> dict[str, Any]:
     """The dataset's features, labels and seed order and the CSC graph (the edge list dropped)."""
     started = time.perf_counter()
     dataset = rmat_node_classification(args.preset, num_features=args.num_features, seed=args.seed)
@@ -234,8 +235,8 @@ def run_fastgl(
     device,
     match: bool,
     window: int,
-    max_batches: Optional[int] = None,
-) -> Dict[str, Any]:
+    max_batches: int | None = None,
+) -> dict[str, Any]:
     """One epoch through fastgl's DataLoader; ``max_batches`` stops early (warm-up)."""
     loader = DataLoader(
         data["graph"],
@@ -250,7 +251,7 @@ def run_fastgl(
         generator=sampling_generator(args),
     )
     model, optimizer = fresh_model(args, data, device)
-    losses: List[float] = []
+    losses: list[float] = []
     harness.synchronize(device)
     started = time.perf_counter()
     for batch in loader:
@@ -266,7 +267,7 @@ def run_fastgl(
     return {"epoch_s": epoch_s, "stats": stats, "losses": losses}
 
 
-def run_torch(args, data, device, max_batches: Optional[int] = None) -> Dict[str, Any]:
+def run_torch(args, data, device, max_batches: int | None = None) -> dict[str, Any]:
     """One epoch of the plain PyTorch pipeline: sample, ``index_select``, ``.to(device)``."""
     graph, x, y = data["graph"], data["x"], data["y"]
     sampler = TorchNeighborSampler(graph, args.fanouts)
@@ -303,7 +304,7 @@ def run_torch(args, data, device, max_batches: Optional[int] = None) -> Dict[str
     return {"epoch_s": epoch_s, "stats": stats, "losses": losses}
 
 
-def window_match_stats(args, data, sampler: NeighborSampler, window: int) -> Dict[str, Any]:
+def window_match_stats(args, data, sampler: NeighborSampler, window: int) -> dict[str, Any]:
     """Table 4's statistics for config (c): its windows sampled again, untimed.
 
     The DataLoader samples window after window with one ``sample_batches`` call each from a
@@ -354,7 +355,7 @@ def window_match_stats(args, data, sampler: NeighborSampler, window: int) -> Dic
 # Results
 
 
-def memory_now(device) -> Dict[str, Any]:
+def memory_now(device) -> dict[str, Any]:
     """Resident memory of the process now (after a config's loader and model are dropped: a
     leak shows as growth from config to config) and at its peak so far, and the GPU's peak
     since the last reset."""
@@ -369,7 +370,7 @@ def memory_now(device) -> Dict[str, Any]:
     return out
 
 
-def _resident_bytes() -> Optional[int]:
+def _resident_bytes() -> int | None:
     try:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * resource.getpagesize()
@@ -380,11 +381,11 @@ def _resident_bytes() -> Optional[int]:
 def make_row(
     key: str,
     label: str,
-    match: Optional[bool],
-    window: Optional[int],
-    run: Dict[str, Any],
+    match: bool | None,
+    window: int | None,
+    run: dict[str, Any],
     row_bytes: int,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     totals = run["stats"].totals()
     rows = totals["num_nodes"]
     return {
@@ -408,7 +409,7 @@ def make_row(
     }
 
 
-def add_ratios(rows: List[Dict[str, Any]]) -> None:
+def add_ratios(rows: list[dict[str, Any]]) -> None:
     """Speed-ups and byte ratios against (d) and (a) of this run."""
     by_key = {row["config"]: row for row in rows}
     torch_row, plain_row = by_key[BASELINE[0]], by_key["a"]
@@ -480,7 +481,7 @@ def print_results(rows, window_stats, args, info, env, device) -> None:
         )
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     device, note, env = harness.start_run("pipeline", args)
     data = build_data(args)

@@ -46,15 +46,15 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import torch
+from torch import Tensor
 
 from benchmarks import harness
 from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
 from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index
 
-Tensor = torch.Tensor
 _MAX = torch.iinfo(torch.int64).max
 METHODS = ("fastgl", "torch", "torch-sortkeys", "fastgl-batched")
 # Above this many edges: one CSC conversion without warm-up (not 1 + 3), no torch-sortkeys.
@@ -93,9 +93,9 @@ class TorchNeighborSampler:
         self._local = torch.full((graph.num_nodes,), -1, dtype=torch.int64, device=device)
         self._first = torch.full((graph.num_nodes,), _MAX, dtype=torch.int64, device=device)
 
-    def sample(self, seeds: Tensor, generator: Optional[torch.Generator] = None) -> SampledSubgraph:
+    def sample(self, seeds: Tensor, generator: torch.Generator | None = None) -> SampledSubgraph:
         seeds = seeds.to(torch.int64)
-        node_lists: List[Tensor] = []
+        node_lists: list[Tensor] = []
         seed_nodes, seed_index = self._relabel(seeds, 0)
         node_lists.append(seed_nodes)
         num_known = seed_nodes.numel()
@@ -217,7 +217,7 @@ def check_sample(
     sub: SampledSubgraph,
     seeds: Tensor,
     fanouts: Sequence[int],
-    slot_of_eid: Optional[Tensor],
+    slot_of_eid: Tensor | None,
     method: str,
 ) -> None:
     """Fails loudly unless ``sub`` is a valid sample of ``graph`` around ``seeds``."""
@@ -266,7 +266,7 @@ def check_sample(
         frontier_first = frontier_end
 
 
-def _edges(subs: List[SampledSubgraph]) -> int:
+def _edges(subs: list[SampledSubgraph]) -> int:
     return sum(sum(sub.num_sampled_edges) for sub in subs)
 
 
@@ -276,7 +276,7 @@ def _median(values: Sequence[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _measure_interleaved(cases: List[Dict], args, device) -> List[Dict]:
+def _measure_interleaved(cases: list[dict], args, device) -> list[dict]:
     """Times every case's ``run(generator)`` in rounds: per round, each case gets ``warmup``
     untimed calls and then one timed call.
 
@@ -389,7 +389,7 @@ def build_graph(args, device):
     return graph, info, csc_rows
 
 
-def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
+def sample_rows(graph: CSCGraph, args, device) -> list[dict]:
     fanouts = args.fanouts
     slot_of_eid = None
     if graph.eid is not None:
@@ -478,7 +478,7 @@ def sample_rows(graph: CSCGraph, args, device) -> List[Dict]:
     return rows
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("sampling", __doc__)
     parser.add_argument(
         "--preset",
@@ -524,7 +524,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict:
+def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     device, note, env = harness.start_run("sampling", args)
 

@@ -4,12 +4,11 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
 
-def info_lines() -> List[str]:
+def info_lines() -> list[str]:
     """What this installation of fastgl can do, one ``key: value`` per line."""
     from . import _C, __version__
 
@@ -143,7 +142,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--summary-json", metavar="PATH", help="also write the summary here")
 
 
-def parse_cache_budget(text: Optional[str]):
+def parse_cache_budget(text: str | None):
     """``None``, ``"all"``, a fraction (``"0.1"``) or a byte size (``"512MB"``, ``"2GiB"``)."""
     if text is None or text == "all":
         return text
@@ -224,7 +223,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fastgl", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="version, backends, CUDA archs, threads, GPU")

@@ -4,14 +4,15 @@ layout). Both are a :class:`Structure`, the interface aggregation reads; the che
 offset expansion they share are here too."""
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any
 
 import torch
+from torch import Tensor
 
 from .ops import csc_from_coo
 
-Tensor = torch.Tensor
 _INDEX_DTYPES = (torch.int32, torch.int64)
 _STORED_WEIGHT_DTYPES = (torch.float32, torch.float64)
 
@@ -29,8 +30,8 @@ class Structure(ABC):
     whole graph, or ``None`` when not known).
     """
 
-    weight: Optional[Tensor]
-    src_in_degrees: Optional[Tensor]
+    weight: Tensor | None
+    src_in_degrees: Tensor | None
 
     @property
     @abstractmethod
@@ -49,7 +50,7 @@ class Structure(ABC):
     def num_edges(self) -> int: ...
 
     @abstractmethod
-    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
         """``(indptr, indices, perm)``: the in-edges of destination ``v`` are the slots
         ``indptr[v] .. indptr[v+1]`` and ``indices[k]`` is the source of slot ``k``; ``perm[k]``
         is the edge (in the structure's own order) in slot ``k``, ``None`` when the own order is
@@ -70,13 +71,13 @@ class Structure(ABC):
 
     @property
     @abstractmethod
-    def original_order(self) -> Optional[Tensor]:
+    def original_order(self) -> Tensor | None:
         """``[E]`` position of every edge (own order) in the user's edge list, the order the
         layers take per-edge data in: a CSCGraph's ``eid``; ``None`` when the own order is the
         user's (a Block's edge list is its own)."""
 
     @abstractmethod
-    def to(self, device: Union[str, torch.device]) -> "Structure":
+    def to(self, device: str | torch.device) -> "Structure":
         """A copy on ``device``."""
 
     def in_degrees(self) -> Tensor:
@@ -119,8 +120,8 @@ class CSCGraph(Structure):
         self,
         indptr: Tensor,
         indices: Tensor,
-        eid: Optional[Tensor] = None,
-        weight: Optional[Tensor] = None,
+        eid: Tensor | None = None,
+        weight: Tensor | None = None,
         validate: bool = True,
     ) -> None:
         if validate:
@@ -134,8 +135,8 @@ class CSCGraph(Structure):
     def from_edge_index(
         cls,
         edge_index: Tensor,
-        num_nodes: Optional[int] = None,
-        edge_weight: Optional[Tensor] = None,
+        num_nodes: int | None = None,
+        edge_weight: Tensor | None = None,
     ) -> "CSCGraph":
         """Builds the CSC of a PyG-style ``edge_index`` (row 0 = source, row 1 = target).
 
@@ -194,10 +195,10 @@ class CSCGraph(Structure):
         return self.in_degrees()
 
     @property
-    def original_order(self) -> Optional[Tensor]:
+    def original_order(self) -> Tensor | None:
         return self.eid
 
-    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
         return self.indptr, self.indices, None
 
     def src_index(self) -> Tensor:
@@ -212,7 +213,7 @@ class CSCGraph(Structure):
             return self.eid
         return torch.arange(self.num_edges, device=self.device)
 
-    def induced_edges(self, nodes: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    def induced_edges(self, nodes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Every edge between the distinct ``nodes``: ``(row, col, eid)`` with ``row``/``col`` the
         local (position in ``nodes``) source/target and ``eid`` the original edge id, grouped by
         target in the order of ``nodes``.
@@ -236,7 +237,7 @@ class CSCGraph(Structure):
         inside = sorted_nodes[pos] == sources
         return order[pos[inside]], target[inside], self.edge_ids()[slots[inside]]
 
-    def to(self, device: Union[str, torch.device], non_blocking: bool = False) -> "CSCGraph":
+    def to(self, device: str | torch.device, non_blocking: bool = False) -> "CSCGraph":
         """A copy on ``device`` (fastgl ops then run there)."""
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
         return CSCGraph(
@@ -260,7 +261,7 @@ class CSCGraph(Structure):
         )
 
 
-def sorted_target_offsets(targets: Tensor, num_targets: int) -> Optional[Tensor]:
+def sorted_target_offsets(targets: Tensor, num_targets: int) -> Tensor | None:
     """``[num_targets + 1]`` CSC offsets of an edge list grouped by target in order (target
     ``v``'s edges at ``offsets[v] .. offsets[v+1]``), or ``None`` when ``targets`` is not
     sorted."""
@@ -295,11 +296,11 @@ class Block(Structure):
     src_nodes: Tensor
     num_src_nodes: int
     num_dst_nodes: int
-    src_in_degrees: Optional[Tensor] = None
-    indptr: Optional[Tensor] = None
-    weight: Optional[Tensor] = None
+    src_in_degrees: Tensor | None = None
+    indptr: Tensor | None = None
+    weight: Tensor | None = None
 
-    def to(self, device: Union[str, torch.device]) -> "Block":
+    def to(self, device: str | torch.device) -> "Block":
         """This block with its tensors on ``device``."""
         tensors = {
             name: getattr(self, name).to(device) for name in ("src", "dst", "eid", "src_nodes")
@@ -332,16 +333,16 @@ class Block(Structure):
         return self.num_dst_nodes
 
     @property
-    def original_order(self) -> Optional[Tensor]:
+    def original_order(self) -> Tensor | None:
         return None
 
-    def csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
         """Built once and cached on the block: its own ``indptr`` (checked first, since the
         compiled kernels read it), else the offsets of a destination-sorted ``dst`` (a
         sampler's), else one stable sort by destination."""
         return self.cached("csc", self._build_csc)
 
-    def _build_csc(self) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    def _build_csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
         if self.indptr is not None:
             self._check_indptr()
             return self.indptr, self.src, None
@@ -374,7 +375,7 @@ class Block(Structure):
 
 
 def csc_structure(
-    indptr: Tensor, indices: Tensor, num_src: int, num_dst: int, eid: Optional[Tensor] = None
+    indptr: Tensor, indices: Tensor, num_src: int, num_dst: int, eid: Tensor | None = None
 ) -> Structure:
     """The structure of a CSC over ``num_dst`` destinations (``indptr`` int64, ``indices`` the
     source of every slot, ``eid`` each slot's position in the user's edge list): a CSCGraph when
@@ -404,9 +405,7 @@ def expand_ptr(indptr: Tensor, num_slots: int) -> Tensor:
     return torch.repeat_interleave(rows, counts, output_size=num_slots)
 
 
-def check_ids(
-    where: str, what: str, ids: Tensor, num_nodes: int, side: Optional[str] = None
-) -> None:
+def check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str | None = None) -> None:
     """Every id of ``what`` lies in ``[0, num_nodes)``; ``side`` (``"source"``, ``"target"``)
     names which nodes of a bipartite graph they count."""
     if ids.numel() == 0:
@@ -470,9 +469,7 @@ def check_edge_weight(
         raise ValueError(f"{where}: {name} must be finite and >= 0")
 
 
-def _validate(
-    indptr: Tensor, indices: Tensor, eid: Optional[Tensor], weight: Optional[Tensor]
-) -> None:
+def _validate(indptr: Tensor, indices: Tensor, eid: Tensor | None, weight: Tensor | None) -> None:
     where = "CSCGraph"
     for name, t in (("indptr", indptr), ("indices", indices)):
         if not isinstance(t, Tensor) or t.dim() != 1:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from fastgl.loader.stats import PHASES  # known phases in pipeline order; others come after, sorted
 

@@ -12,7 +12,8 @@ The models are :mod:`fastgl.nn.models` (GraphSAGE, GCN, GIN, GAT) on fastgl's ag
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -61,7 +62,7 @@ def train_node_classifier(
     match: bool = True,
     cache: Any = None,
     transfer: str = "copy",
-    feature_dtype: Optional[torch.dtype] = None,
+    feature_dtype: torch.dtype | None = None,
     prefetch: bool = True,
     progress: bool = True,
     log: Callable[[str], Any] = print,

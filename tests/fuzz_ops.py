@@ -31,8 +31,8 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
 
 import fuzz_oracles as oracles
 import torch
@@ -49,7 +49,7 @@ BAD_STRINGS = ("", "bogus")
 SEMANTICS_PRESERVING = "non-contiguous view"
 
 
-def registered_ops() -> List[str]:
+def registered_ops() -> list[str]:
     """Names of every op in the ``fastgl`` namespace, from the dispatcher's schemas."""
     return sorted(
         {
@@ -79,7 +79,7 @@ LARGE = Sizes(min_nodes=66_000, max_nodes=70_000, max_edges=200_000, max_ids=2_0
 size = SMALL
 
 
-def _graph(rng: random.Random) -> Dict[str, torch.Tensor]:
+def _graph(rng: random.Random) -> dict[str, torch.Tensor]:
     """A random CSC graph of ``size`` nodes and edges, with its transposed structure."""
     num_nodes = rng.randint(size.min_nodes, size.max_nodes)
     num_edges = rng.randint(0, size.max_edges) if num_nodes else 0
@@ -271,7 +271,7 @@ def _transit_schedule(rng):
 
 
 # Each op's generator of valid calls and the oracle that judges what it returns.
-FUZZED_OPS: Dict[str, Tuple[Callable[[random.Random], dict], oracles.Oracle]] = {
+FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = {
     "csc_from_coo": (_csc_from_coo, oracles.csc_from_coo),
     "sample_neighbors": (_sample_neighbors, oracles.sample_neighbors),
     "sample_hops": (_sample_hops, oracles.sample_hops),
@@ -310,9 +310,9 @@ def _non_contiguous(t: torch.Tensor) -> torch.Tensor:
 
 
 def tensor_mutations(
-    t: torch.Tensor, others: List[torch.Tensor], rng: random.Random
-) -> List[Tuple[str, Optional[torch.Tensor]]]:
-    out: List[Tuple[str, Optional[torch.Tensor]]] = [("None", None)]
+    t: torch.Tensor, others: list[torch.Tensor], rng: random.Random
+) -> list[tuple[str, torch.Tensor | None]]:
+    out: list[tuple[str, torch.Tensor | None]] = [("None", None)]
     out += [(f"as {dtype}", t.to(dtype)) for dtype in DTYPES if dtype != t.dtype]
     out += [
         ("one dimension more", t.unsqueeze(0)),
@@ -343,7 +343,7 @@ def tensor_mutations(
     return out
 
 
-def scalar_mutations(kind: str, value) -> List[Tuple[str, object]]:
+def scalar_mutations(kind: str, value) -> list[tuple[str, object]]:
     if kind == "int":
         return [(f"{v}", v) for v in BAD_INTS if v != value]
     if kind == "bool":
@@ -355,14 +355,14 @@ def scalar_mutations(kind: str, value) -> List[Tuple[str, object]]:
     return []
 
 
-def argument_kinds(op: str) -> Dict[str, str]:
+def argument_kinds(op: str) -> dict[str, str]:
     schema = getattr(torch.ops.fastgl, op).default._schema
     return {
         arg.name: str(arg.type).replace("Optional[Tensor]", "Tensor") for arg in schema.arguments
     }
 
 
-def mutations_of(op: str, call: dict, rng: random.Random) -> List[Tuple[str, dict]]:
+def mutations_of(op: str, call: dict, rng: random.Random) -> list[tuple[str, dict]]:
     """Every single-argument mutation of ``call``."""
     kinds = argument_kinds(op)
     tensors = [v for v in call.values() if isinstance(v, torch.Tensor)]
@@ -398,8 +398,8 @@ class Fuzzer:
     """Runs cases and collects what failed: a crash ends the child, so nothing else is needed."""
 
     def __init__(self) -> None:
-        self.failures: List[dict] = []
-        self.counts: Dict[str, int] = {}
+        self.failures: list[dict] = []
+        self.counts: dict[str, int] = {}
 
     def fail(self, op: str, case: str, error: str) -> None:
         self.failures.append({"op": op, "case": case, "error": error[:300]})
@@ -474,7 +474,7 @@ def fuzz(rounds: int, seed: int = 0, threads: int = 2) -> dict:
     }
 
 
-def main(argv: List[str]) -> None:
+def main(argv: list[str]) -> None:
     report_path = argv[1]
     rounds = int(argv[2]) if len(argv) > 2 else 8
     report = fuzz(rounds)

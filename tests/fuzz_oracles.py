@@ -11,7 +11,7 @@ No op may change an argument other than ``gather_rows``' ``out``.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import torch
 from reference import (
@@ -26,9 +26,9 @@ from reference import (
     reference_edge_softmax,
     transit_schedule_reference,
 )
+from torch import Tensor
 
-Tensor = torch.Tensor
-Fault = Optional[str]
+Fault = str | None
 
 
 def same(a, b) -> bool:
@@ -347,7 +347,7 @@ def sample_hops(before, after, result) -> Fault:
 def _hops_grow_the_batch(
     before,
     batch: Tensor,
-    batch_tree: Optional[Tensor],
+    batch_tree: Tensor | None,
     node_counts: Tensor,
     edge_counts: Tensor,
     row: Tensor,

@@ -14,12 +14,12 @@ ground truth), so a bug in one fastgl op cannot hide a bug in another.
 """
 
 from collections import Counter
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import torch
 from hypothesis import strategies as st
+from torch import Tensor
 
-Tensor = torch.Tensor
 INDEX_DTYPES = (torch.int32, torch.int64)
 HUB_DEGREE = 100_000
 
@@ -29,13 +29,13 @@ HUB_DEGREE = 100_000
 # ---------------------------------------------------------------------------------------------
 
 
-def csc_reference(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+def csc_reference(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
     """``(indptr int64 [N+1], indices [E] (dtype of edge_index), eid int64 [E])`` by a stable
     sort of the edges by target."""
     return csc_reference_of(edge_index[0], edge_index[1], num_nodes)
 
 
-def csc_reference_of(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+def csc_reference_of(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`csc_reference` of separate ``src`` and ``dst`` (their dtypes may differ)."""
     dst = dst.to(torch.int64)
     counts = (
@@ -49,11 +49,11 @@ def csc_reference_of(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, 
     return indptr, src[eid], eid
 
 
-def csc_reference_python(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+def csc_reference_python(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
     """Same as :func:`csc_reference`, with Python lists (one bucket per target), for small
     graphs: an independent second opinion that does not rely on torch.sort."""
     src, dst = edge_index[0].tolist(), edge_index[1].tolist()
-    buckets: List[List[int]] = [[] for _ in range(num_nodes)]
+    buckets: list[list[int]] = [[] for _ in range(num_nodes)]
     for e, v in enumerate(dst):
         buckets[v].append(e)
     indptr, eid = [0], []
@@ -72,7 +72,7 @@ def csc_reference_python(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Te
 # ---------------------------------------------------------------------------------------------
 
 
-def id_map_reference(prefix: Sequence[int], ids: Sequence[int]) -> Tuple[List[int], List[int]]:
+def id_map_reference(prefix: Sequence[int], ids: Sequence[int]) -> tuple[list[int], list[int]]:
     """``(unique, local)``: ``unique`` is ``prefix`` then the ids not in it in first-occurrence
     order; ``local[i]`` is the position of ``ids[i]`` in ``unique``."""
     if isinstance(prefix, Tensor):
@@ -94,7 +94,7 @@ def id_map_reference(prefix: Sequence[int], ids: Sequence[int]) -> Tuple[List[in
     return unique, local
 
 
-def first_occurrence(values: Sequence[int]) -> List[int]:
+def first_occurrence(values: Sequence[int]) -> list[int]:
     """Distinct values in the order they first appear."""
     seen, out = set(), []
     for v in values:
@@ -110,7 +110,7 @@ def first_occurrence(values: Sequence[int]) -> List[int]:
 
 
 def available_in_edges(
-    edge_index: Tensor, num_nodes: int, edge_weight: Optional[Tensor] = None
+    edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None
 ) -> Tensor:
     """``[N]`` int64: in-edges a node can draw from (weighted: only those of weight > 0)."""
     dst = edge_index[1].to(torch.int64).cpu()
@@ -139,7 +139,7 @@ def check_neighbor_sample(
     seeds: Tensor,
     fanouts: Sequence[int],
     replace: bool = False,
-    edge_weight: Optional[Tensor] = None,
+    edge_weight: Tensor | None = None,
     ordered: bool = True,
 ) -> None:
     """Asserts that ``sub`` (a SampledSubgraph) is a valid sample of ``fanouts`` around ``seeds``.
@@ -323,7 +323,7 @@ def hub_edge_index(
     extra_edges: int = 3000,
     dtype: torch.dtype = torch.int64,
     seed: int = 0,
-) -> Tuple[Tensor, int]:
+) -> tuple[Tensor, int]:
     """A random graph on ``num_nodes`` nodes plus node 0 with ``hub_degree`` in-edges (sources
     drawn with repeats: multi-edges have distinct edge ids). Returns ``(edge_index, N)``."""
     gen = torch.Generator().manual_seed(seed)
@@ -341,7 +341,7 @@ def isolated_edge_index(
     num_isolated: int,
     dtype: torch.dtype = torch.int64,
     seed: int = 0,
-) -> Tuple[Tensor, int]:
+) -> tuple[Tensor, int]:
     """Random edges among the first ``num_nodes`` nodes, then ``num_isolated`` nodes with no
     edges at all. Returns ``(edge_index, N)``."""
     return random_edge_index(num_nodes, num_edges, dtype, seed), num_nodes + num_isolated
@@ -381,7 +381,7 @@ def random_weights(
 # ---------------------------------------------------------------------------------------------
 
 
-def match_reference(prev_nodes: Sequence[int], next_nodes: Sequence[int]) -> List[int]:
+def match_reference(prev_nodes: Sequence[int], next_nodes: Sequence[int]) -> list[int]:
     """``position[j]``: the index of ``next_nodes[j]`` in ``prev_nodes`` (distinct ids), or -1."""
     if isinstance(prev_nodes, Tensor):
         prev_nodes = prev_nodes.tolist()
@@ -394,7 +394,7 @@ def match_reference(prev_nodes: Sequence[int], next_nodes: Sequence[int]) -> Lis
     return [position.get(v, -1) for v in next_nodes]
 
 
-def overlap_counts_reference(nodes: Sequence[int], offsets: Sequence[int]) -> List[List[int]]:
+def overlap_counts_reference(nodes: Sequence[int], offsets: Sequence[int]) -> list[list[int]]:
     """``counts[i][j] = |set i ∩ set j|`` with set ``s = nodes[offsets[s]:offsets[s+1]]``."""
     if isinstance(nodes, Tensor):
         nodes = nodes.tolist()
@@ -407,7 +407,7 @@ def overlap_counts_reference(nodes: Sequence[int], offsets: Sequence[int]) -> Li
 
 
 def gather_rows_reference(
-    x: Tensor, index: Optional[Tensor], out: Tensor, out_index: Optional[Tensor]
+    x: Tensor, index: Tensor | None, out: Tensor, out_index: Tensor | None
 ) -> Tensor:
     """A copy of ``out`` with ``out[out_index[i]] = x[index[i]]`` (a missing index: 0, 1, ...),
     by plain PyTorch indexing on the CPU."""
@@ -447,7 +447,7 @@ def sample_hops_reference(
     weighted: bool = False,
     layerwise: bool = False,
     disjoint: bool = False,
-) -> Dict[str, List]:
+) -> dict[str, list]:
     """The first batch of ``fastgl::sample_hops``, hop by hop: ``sample_neighbors`` draws (its
     own tests compare it with the exact distributions) and a pure-Python first-occurrence
     relabel of node keys (``tree * N + node`` when disjoint)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 import pytest
@@ -61,11 +61,11 @@ SPLIT = {"train": [4, 0, 2], "valid": [1, 5], "test": [3, 6]}
 def write_ogb(
     root: Path,
     *,
-    labels: Optional[Sequence[str]] = None,
-    num_nodes: Optional[int] = 7,
+    labels: Sequence[str] | None = None,
+    num_nodes: int | None = 7,
     schemes: Sequence[str] = ("time",),
     edges: Sequence = EDGES,
-    split: Optional[dict] = None,
+    split: dict | None = None,
 ) -> Path:
     """Write a small OGB node dataset in its raw layout; returns ``root``."""
     write_gz(root / "raw" / "edge.csv.gz", lines(edges))
@@ -84,7 +84,7 @@ def expected_edges() -> torch.Tensor:
 
 
 @pytest.mark.parametrize("num_nodes", [7, None], ids=["num-node-list", "no-num-node-list"])
-def test_ogb_reads_every_field(tmp_path: Path, num_nodes: Optional[int]) -> None:
+def test_ogb_reads_every_field(tmp_path: Path, num_nodes: int | None) -> None:
     root = write_ogb(tmp_path / "ogbn_arxiv", num_nodes=num_nodes)
     ds = read_ogb_node_dir(root, undirected=False)
     assert ds.name == "ogbn-arxiv"  # OGB's folder name ogbn_arxiv is the dataset ogbn-arxiv
@@ -123,7 +123,7 @@ def test_ogb_float_labels_and_unlabeled_nodes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
 @pytest.mark.parametrize("num_nodes", [7, None])
-def test_ogb_feature_dtype(tmp_path: Path, dtype: torch.dtype, num_nodes: Optional[int]) -> None:
+def test_ogb_feature_dtype(tmp_path: Path, dtype: torch.dtype, num_nodes: int | None) -> None:
     ds = read_ogb_node_dir(write_ogb(tmp_path / "d", num_nodes=num_nodes), dtype=dtype)
     assert ds.x.dtype == dtype
     assert torch.equal(ds.x, torch.from_numpy(FEATURES).to(dtype))

@@ -10,8 +10,8 @@ counts as much as one at the top.
 """
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Tuple
 
 import pytest
 
@@ -55,7 +55,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(path: Path, module: str) -> Iterator[Tuple[int, str]]:
+def imported_modules(path: Path, module: str) -> Iterator[tuple[int, str]]:
     """``(line, dotted name)`` of every fastgl module ``path`` imports, relative ones resolved."""
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):

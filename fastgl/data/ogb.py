@@ -38,8 +38,8 @@ from __future__ import annotations
 import io
 import warnings
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 import numpy as np
 import torch
@@ -64,7 +64,7 @@ OGB_SPLITS = (("train", "train_idx"), ("valid", "val_idx"), ("test", "test_idx")
 def read_ogb_node_dir(
     root: str | Path,
     *,
-    scheme: Optional[str] = None,
+    scheme: str | None = None,
     undirected: bool = True,
     dtype: torch.dtype = torch.float32,
 ) -> NodeDataset:
@@ -145,7 +145,7 @@ def _dataset_name(root: Path) -> str:
     return name.replace("_", "-") if name.startswith("ogbn_") else name
 
 
-def _split_dir(root: Path, scheme: Optional[str]) -> Path:
+def _split_dir(root: Path, scheme: str | None) -> Path:
     """``root/split/<scheme>``; with ``scheme=None`` the only folder under ``root/split``."""
     split_root = root / "split"
     choices = []
@@ -195,12 +195,12 @@ def _read_num_nodes(path: Path) -> int:
     return int(counts[0, 0])
 
 
-def _read_features(path: Path, num_nodes: Optional[int], dtype: torch.dtype) -> Tensor:
+def _read_features(path: Path, num_nodes: int | None, dtype: torch.dtype) -> Tensor:
     """``[N, F]`` features in ``dtype``, filled in place into one tensor when ``N`` is known."""
-    out: Optional[Tensor] = None
+    out: Tensor | None = None
     parts: list[Tensor] = []
     num_rows = 0
-    ncols: Optional[int] = None
+    ncols: int | None = None
     for block in _iter_table(path, np.float32):
         ncols = block.shape[1] if ncols is None else ncols
         rows = torch.from_numpy(block)
@@ -290,7 +290,7 @@ def _check_ids(ids: np.ndarray, num_nodes: int, path: Path, what: str) -> None:
         )
 
 
-def _read_table(path: Path, dtype: type, ncols: Optional[int] = None) -> np.ndarray:
+def _read_table(path: Path, dtype: type, ncols: int | None = None) -> np.ndarray:
     """The whole file as one ``[rows, cols]`` array (for the small files)."""
     blocks = list(_iter_table(path, dtype, ncols))
     if not blocks:
@@ -298,7 +298,7 @@ def _read_table(path: Path, dtype: type, ncols: Optional[int] = None) -> np.ndar
     return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
 
 
-def _iter_table(path: Path, dtype: type, ncols: Optional[int] = None) -> Iterator[np.ndarray]:
+def _iter_table(path: Path, dtype: type, ncols: int | None = None) -> Iterator[np.ndarray]:
     """Yield ``[rows, cols]`` arrays, block by block; every line must have ``cols`` values.
 
     ``ncols=None`` takes the column count of the first line.
@@ -377,8 +377,8 @@ def _iter_gunzip(path: Path) -> Iterator[bytes]:
 
 
 def _bad_line_error(
-    path: Path, text: bytes, first_line: int, ncols: Optional[int], dtype: type
-) -> Optional[ValueError]:
+    path: Path, text: bytes, first_line: int, ncols: int | None, dtype: type
+) -> ValueError | None:
     """Find the first bad line of a block that failed to parse (slow; only on the error path)."""
     parse = int if np.issubdtype(dtype, np.integer) else float
     for offset, line in enumerate(text.split(b"\n")):

@@ -36,7 +36,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Union
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -53,7 +53,7 @@ _LEVELS_PER_DRAW = 4
 
 #: Named sizes for :func:`rmat_graph`; every entry is a set of :func:`rmat_edge_index` arguments.
 #: ``num_edges`` counts stored (directed) edges; with ``undirected=True`` half are drawn.
-RMAT_PRESETS: Dict[str, Dict[str, Any]] = {
+RMAT_PRESETS: dict[str, dict[str, Any]] = {
     # Shaped like ogbn-products (2,449,029 nodes, 123,718,280 directed edges); see the module
     # docstring for memory (4.2 GB at peak with its CSC) and time (~20 s).
     "products": dict(scale=22, num_nodes=2_449_029, num_edges=123_718_280, undirected=True),
@@ -66,10 +66,10 @@ RMAT_PRESETS: Dict[str, Dict[str, Any]] = {
 
 def rmat_edge_index(
     scale: int,
-    edge_factor: Optional[float] = None,
+    edge_factor: float | None = None,
     *,
-    num_edges: Optional[int] = None,
-    num_nodes: Optional[int] = None,
+    num_edges: int | None = None,
+    num_nodes: int | None = None,
     a: float = 0.57,
     b: float = 0.19,
     c: float = 0.19,
@@ -123,7 +123,7 @@ def rmat_edge_index(
     return out
 
 
-def rmat_graph(preset: Union[str, Dict[str, Any]] = "small", **overrides: Any) -> CSCGraph:
+def rmat_graph(preset: str | dict[str, Any] = "small", **overrides: Any) -> CSCGraph:
     """Generates an R-MAT graph and returns its :class:`~fastgl.graph.CSCGraph`.
 
     Args:
@@ -142,7 +142,7 @@ def rmat_graph(preset: Union[str, Dict[str, Any]] = "small", **overrides: Any) -
     return CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)
 
 
-def _preset_args(preset: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
+def _preset_args(preset: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(preset, dict):
         return preset
     if preset not in RMAT_PRESETS:

@@ -44,7 +44,7 @@ Example:
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, Union
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -71,7 +71,7 @@ _FEATURE_SEED_SALT = 0x9E3779B97F4A7C15
 
 
 def rmat_node_classification(
-    preset: Union[str, Dict[str, Any]] = "small",
+    preset: str | dict[str, Any] = "small",
     *,
     num_features: int = 100,
     num_classes: int = 16,
@@ -132,7 +132,7 @@ def rmat_node_classification(
     )
 
 
-def _edge_args(preset: Union[str, Dict[str, Any]], overrides: Dict[str, Any]) -> Dict[str, Any]:
+def _edge_args(preset: str | dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """The preset's :func:`rmat_edge_index` arguments updated with ``overrides``, checked."""
     if isinstance(preset, dict):
         kwargs = dict(preset)

@@ -23,8 +23,8 @@ import contextlib
 import queue
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -55,12 +55,12 @@ class MiniBatch:
     """
 
     nodes: Tensor
-    blocks: List[Block]
+    blocks: list[Block]
     x: Tensor
-    y: Optional[Tensor]
+    y: Tensor | None
     batch_size: int
     record: BatchRecord
-    ready: Optional[object] = field(default=None, repr=False)
+    ready: object | None = field(default=None, repr=False)
 
     @property
     def seeds(self) -> Tensor:
@@ -106,21 +106,21 @@ class DataLoader:
     def __init__(
         self,
         graph: CSCGraph,
-        features: Union[Tensor, FeatureStore],
-        labels: Optional[Tensor],
+        features: Tensor | FeatureStore,
+        labels: Tensor | None,
         seeds: Tensor,
-        sampler: Union[NeighborSampler, Sequence[int]],
+        sampler: NeighborSampler | Sequence[int],
         batch_size: int = 1024,
         shuffle: bool = False,
         reorder: int = 1,
         match: bool = True,
         cache: Cache = None,
-        device: Union[str, torch.device] = "cpu",
+        device: str | torch.device = "cpu",
         transfer: str = "copy",
-        dtype: Optional[torch.dtype] = None,
+        dtype: torch.dtype | None = None,
         prefetch: bool = True,
         drop_last: bool = False,
-        generator: Optional[torch.Generator] = None,
+        generator: torch.Generator | None = None,
     ) -> None:
         if not isinstance(sampler, NeighborSampler):
             sampler = NeighborSampler(graph, list(sampler))
@@ -145,7 +145,7 @@ class DataLoader:
         self.match, self.prefetch, self.drop_last = match, prefetch, drop_last
         self.generator = generator
         self.stats = PipelineStats()
-        self._current: Optional[BatchRecord] = None
+        self._current: BatchRecord | None = None
 
     @property
     def device(self) -> torch.device:
@@ -218,7 +218,7 @@ class DataLoader:
         chunks = list(seeds.split(self.batch_size))
         if self.drop_last and chunks and chunks[-1].numel() < self.batch_size:
             chunks.pop()
-        previous: Optional[FeatureBuffer] = None
+        previous: FeatureBuffer | None = None
         for start in range(0, len(chunks), self.window):
             window = chunks[start : start + self.window]
             for batch, sub, record in self._sample_window(window, sample_gen):
@@ -239,7 +239,7 @@ class DataLoader:
                     record=record,
                 )
 
-    def _sample_window(self, chunks: List[Tensor], generator: torch.Generator):
+    def _sample_window(self, chunks: list[Tensor], generator: torch.Generator):
         """The window's (seeds, subgraph, record) triples in execution order."""
         on_graph = [c.to(self.graph.device) for c in chunks]
         began = time.perf_counter()
@@ -270,12 +270,12 @@ class _Prefetcher:
     def __init__(self, batches: Iterator[MiniBatch], device: torch.device) -> None:
         self._batches = batches
         self._device = device
-        self._queue: "queue.Queue" = queue.Queue()
+        self._queue: queue.Queue = queue.Queue()
         self._slots = threading.Semaphore(1)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fastgl-prefetch", daemon=True)
         self._started = False
-        self._inputs_written: Optional[torch.cuda.Event] = None
+        self._inputs_written: torch.cuda.Event | None = None
 
     def __iter__(self):
         return self
@@ -338,7 +338,7 @@ class _Prefetcher:
         return batch
 
 
-def _tensors_of(batch: MiniBatch) -> List[Tensor]:
+def _tensors_of(batch: MiniBatch) -> list[Tensor]:
     tensors = [batch.nodes, batch.x] + ([] if batch.y is None else [batch.y])
     for block in batch.blocks:
         tensors += [block.src, block.dst, block.eid, block.src_nodes]
@@ -374,7 +374,7 @@ def _check_loader_args(
     window: int,
     store: FeatureStore,
     graph: CSCGraph,
-    generator: Optional[torch.Generator],
+    generator: torch.Generator | None,
 ) -> None:
     if generator is not None and torch.device(generator.device).type != "cpu":
         raise ValueError(
@@ -394,7 +394,7 @@ def _check_loader_args(
         )
 
 
-def _sampling_records(seconds: float, subs: Sequence[SampledSubgraph]) -> List[BatchRecord]:
+def _sampling_records(seconds: float, subs: Sequence[SampledSubgraph]) -> list[BatchRecord]:
     """One record per batch of a window sampled in one call: the call's time shared out by the
     batches' numbers of sampled edges. Drawing and Fused-Map relabeling are one pass, so all of
     it is sampling (``idmap_s`` stays 0)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import Optional, Union
 
 import torch
 from torch import Tensor
@@ -34,7 +33,7 @@ from fastgl.loader.reuse import match
 from fastgl.loader.stats import BatchRecord
 from fastgl.ops import gather_rows
 
-Cache = Union[None, int, float, str]
+Cache = int | float | str | None
 TRANSFERS = ("copy", "uva")
 SLOT_BYTES = 8  # one int64 cache slot per node
 
@@ -75,12 +74,12 @@ class FeatureStore:
     def __init__(
         self,
         x: Tensor,
-        y: Optional[Tensor] = None,
+        y: Tensor | None = None,
         *,
         device="cpu",
         cache: Cache = None,
-        hotness: Optional[Tensor] = None,
-        dtype: Optional[torch.dtype] = None,
+        hotness: Tensor | None = None,
+        dtype: torch.dtype | None = None,
         transfer: str = "copy",
     ) -> None:
         self.device = _with_index(torch.device(device))
@@ -93,10 +92,10 @@ class FeatureStore:
         self.y = None if y is None else y.to(self.device)
         # One pinned staging buffer per loading thread: two loaders may share a store.
         self._thread_local = threading.local()
-        self.host_x: Optional[Tensor] = None  # rows not on the device live here
-        self.device_x: Optional[Tensor] = None  # all rows, when they fit
-        self.cache_x: Optional[Tensor] = None  # the hot rows of a partial cache
-        self.cache_slot: Optional[Tensor] = None  # node -> row of cache_x, or -1
+        self.host_x: Tensor | None = None  # rows not on the device live here
+        self.device_x: Tensor | None = None  # all rows, when they fit
+        self.cache_x: Tensor | None = None  # the hot rows of a partial cache
+        self.cache_slot: Tensor | None = None  # node -> row of cache_x, or -1
         # On the CPU, host and device memory are one: x is the host store, and a cache (or
         # "all") is a separate copy, so the CPU runs the same path as a GPU.
         on_device = x.device == self.device and self.device.type != "cpu"
@@ -122,15 +121,15 @@ class FeatureStore:
             return self.num_nodes
         return 0 if self.cache_x is None else int(self.cache_x.shape[0])
 
-    def labels(self, seeds: Tensor) -> Optional[Tensor]:
+    def labels(self, seeds: Tensor) -> Tensor | None:
         """Labels of ``seeds`` on the device (``None`` without labels)."""
         return None if self.y is None else self.y[seeds.to(self.device)]
 
     def assemble(
         self,
         nodes: Tensor,
-        previous: Optional[FeatureBuffer] = None,
-        record: Optional[BatchRecord] = None,
+        previous: FeatureBuffer | None = None,
+        record: BatchRecord | None = None,
     ) -> FeatureBuffer:
         """The features of ``nodes`` (distinct ids) on the device, reusing ``previous``'s rows.
 
@@ -161,7 +160,7 @@ class FeatureStore:
         record.num_nodes = nodes.numel()
         return FeatureBuffer(nodes=nodes, x=out)
 
-    def _build_cache(self, rows: int, hotness: Optional[Tensor]) -> None:
+    def _build_cache(self, rows: int, hotness: Tensor | None) -> None:
         if hotness is None or hotness.shape != (self.num_nodes,):
             raise ValueError(
                 f"FeatureStore: a partial cache needs hotness of shape "
@@ -175,7 +174,7 @@ class FeatureStore:
         self.cache_slot[hot.to(self.device)] = torch.arange(rows, device=self.device)
 
     def _read_cache(
-        self, nodes: Tensor, rows: Optional[Tensor], out: Tensor, record: BatchRecord
+        self, nodes: Tensor, rows: Tensor | None, out: Tensor, record: BatchRecord
     ) -> tuple:
         """Copies the cached ones of ``nodes`` into ``out``; returns the rest and their rows."""
         rows = torch.arange(nodes.numel(), device=nodes.device) if rows is None else rows
@@ -186,7 +185,7 @@ class FeatureStore:
         miss = ~hit.to(nodes.device)
         return nodes[miss], rows[miss]
 
-    def _load_from_host(self, nodes: Tensor, rows: Optional[Tensor], out: Tensor) -> None:
+    def _load_from_host(self, nodes: Tensor, rows: Tensor | None, out: Tensor) -> None:
         if nodes.numel() == 0:
             return
         if self.device.type == "cpu":
@@ -196,7 +195,7 @@ class FeatureStore:
         else:
             self._copy_through_staging(nodes, rows, out)
 
-    def _copy_through_staging(self, nodes: Tensor, rows: Optional[Tensor], out: Tensor) -> None:
+    def _copy_through_staging(self, nodes: Tensor, rows: Tensor | None, out: Tensor) -> None:
         """Parallel gather into pinned staging, then an asynchronous transfer on the current
         stream: the copy engine when the rows fill the buffer in order, else a kernel that reads
         the staged rows from pinned memory and scatters them (no device-side staging)."""
@@ -218,7 +217,7 @@ class FeatureStore:
         return staging[:count]
 
     def _copy(
-        self, source: Tensor, source_rows: Tensor, out: Tensor, out_rows: Optional[Tensor]
+        self, source: Tensor, source_rows: Tensor, out: Tensor, out_rows: Tensor | None
     ) -> None:
         """``out[out_rows] = source[source_rows]`` with the indices moved to the device."""
         if source_rows.numel() == 0:
@@ -262,10 +261,10 @@ def _cached_rows(cache: Cache, num_nodes: int, row_bytes: int, already_on_device
 
 def _check_store_args(
     x: Tensor,
-    y: Optional[Tensor],
+    y: Tensor | None,
     device: torch.device,
     transfer: str,
-    dtype: Optional[torch.dtype],
+    dtype: torch.dtype | None,
 ) -> None:
     if not isinstance(x, Tensor) or x.dim() < 1:
         raise ValueError(f"FeatureStore: x must be a tensor [N, ...], got {type(x).__name__}")

@@ -11,8 +11,8 @@ consecutive mini-batches share, and order the batches of a window so they share 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Sequence
 
 import torch
 from torch import Tensor
@@ -88,7 +88,7 @@ def match_degree(node_sets: Sequence[Tensor]) -> Tensor:
     return torch.where(smaller > 0, counts / smaller.clamp(min=1), torch.zeros_like(counts))
 
 
-def greedy_order(degree: Tensor) -> List[int]:
+def greedy_order(degree: Tensor) -> list[int]:
     """Algorithm 1 of FastGL (§4.1): batch 0 first, then always the unplaced batch with the highest
     match degree to the batch placed last (ties: the lowest index).
 
@@ -112,7 +112,7 @@ def greedy_order(degree: Tensor) -> List[int]:
     return order
 
 
-def reorder(node_sets: Sequence[Tensor]) -> List[int]:
+def reorder(node_sets: Sequence[Tensor]) -> list[int]:
     """The order in which to run a window of batches: :func:`greedy_order` of their
     :func:`match_degree`.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Dict, List, Optional
 
 #: Time phases of one batch, in pipeline order.
 PHASES = ("sample_s", "idmap_s", "reorder_s", "load_s", "compute_s", "wait_s")
@@ -41,19 +40,19 @@ class BatchRecord:
     rows_reused: int = 0
     rows_cached: int = 0
     num_nodes: int = 0
-    match_degree: Optional[float] = None
+    match_degree: float | None = None
 
 
 class PipelineStats:
     """The records of the batches of one epoch (reset when a new epoch starts)."""
 
     def __init__(self) -> None:
-        self.batches: List[BatchRecord] = []
+        self.batches: list[BatchRecord] = []
 
-    def totals(self) -> Dict[str, float]:
+    def totals(self) -> dict[str, float]:
         """Sums over the epoch's batches of every phase and counter, ``batches`` (their number)
         and ``match_degree`` (mean over batches that have one, ``None`` if none)."""
-        out: Dict[str, float] = {f.name: 0 for f in fields(BatchRecord) if f.name != "match_degree"}
+        out: dict[str, float] = {f.name: 0 for f in fields(BatchRecord) if f.name != "match_degree"}
         for record in self.batches:
             for key, value in asdict(record).items():
                 if key != "match_degree":
@@ -63,7 +62,7 @@ class PipelineStats:
         out["batches"] = len(self.batches)
         return out
 
-    def phases(self) -> Dict[str, float]:
+    def phases(self) -> dict[str, float]:
         """The epoch's seconds per phase (the keys of :data:`PHASES`)."""
         totals = self.totals()
         return {phase: totals[phase] for phase in PHASES}

@@ -26,12 +26,13 @@ Only a structure's self-looped version (GAT's) is cached, on the structure it ca
 """
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence, Tuple, Union
 
 import torch
+from torch import Tensor
 
-from ..graph import (
+from fastgl.graph import (
     Structure,
     check_ids,
     check_offsets,
@@ -39,11 +40,10 @@ from ..graph import (
     expand_ptr,
     sorted_target_offsets,
 )
-from ..ops import csc_from_coo
+from fastgl.ops import csc_from_coo
 
-Tensor = torch.Tensor
-GraphInput = Union[Tensor, Structure]
-Features = Union[Tensor, Tuple[Tensor, Optional[Tensor]]]
+GraphInput = Tensor | Structure
+Features = Tensor | tuple[Tensor, Tensor | None]
 
 _SPARSE_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc)
 
@@ -62,8 +62,8 @@ class Adjacency:
     """
 
     structure: Structure
-    edge_order: Optional[Tensor] = None
-    values: Optional[Tensor] = None
+    edge_order: Tensor | None = None
+    values: Tensor | None = None
 
     @property
     def num_src(self) -> int:
@@ -155,7 +155,7 @@ def _check_features(where: str, name: str, t: Tensor) -> None:
         raise ValueError(f"{where}: {name} must be a floating-point tensor, got {t.dtype}")
 
 
-def _check_size(where: str, size: Optional[Sequence[Optional[int]]]) -> None:
+def _check_size(where: str, size: Sequence[int | None] | None) -> None:
     if size is None:
         return
     if (
@@ -169,7 +169,7 @@ def _check_size(where: str, size: Optional[Sequence[Optional[int]]]) -> None:
 
 
 def _check_size_agrees(
-    where: str, size: Optional[Sequence[Optional[int]]], adj: Adjacency, given: str
+    where: str, size: Sequence[int | None] | None, adj: Adjacency, given: str
 ) -> None:
     """A graph that knows its sizes takes ``size`` only as a check (``None`` entries pass)."""
     if size is not None and any(
@@ -198,8 +198,8 @@ def adjacency_of(
     where: str,
     x: Features,
     edge_index: GraphInput,
-    size: Optional[Sequence[Optional[int]]] = None,
-) -> Tuple[Tensor, Optional[Tensor], Adjacency]:
+    size: Sequence[int | None] | None = None,
+) -> tuple[Tensor, Tensor | None, Adjacency]:
     """Resolves a layer's ``(x, edge_index, size)`` into ``(x_src, x_dst, adjacency)``.
 
     ``edge_index`` is any graph input of the module docstring. ``x_dst`` is the destination
@@ -296,7 +296,7 @@ def _dense_hint(t: Tensor) -> str:
 def _adjacency_of_edge_index(
     where: str,
     x_src: Tensor,
-    x_dst: Optional[Tensor],
+    x_dst: Tensor | None,
     paired: bool,
     edge_index: Tensor,
     size,
@@ -331,8 +331,8 @@ def _adjacency_of_edge_index(
 
 
 def _size_of_pyg_edge_index(
-    where: str, edge_index: Tensor, size: Optional[Sequence[Optional[int]]]
-) -> Tuple:
+    where: str, edge_index: Tensor, size: Sequence[int | None] | None
+) -> tuple:
     """``size`` completed by the EdgeIndex's ``sparse_size`` ``(num_src, num_dst)``.
 
     PyG's ``MessagePassing`` takes the sparse size as the size and ignores a ``size`` argument;

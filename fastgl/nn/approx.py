@@ -13,14 +13,12 @@ Example:
 """
 
 from dataclasses import dataclass
-from typing import Optional, Union
 
-import torch
+from torch import Tensor
 
-from ..graph import Block, CSCGraph
+from fastgl.graph import Block, CSCGraph
+
 from . import functional
-
-Tensor = torch.Tensor
 
 __all__ = ["ESSpMM"]
 
@@ -52,9 +50,9 @@ class ESSpMM:
 
     def aggregate(
         self,
-        structure: Union[CSCGraph, Block],
+        structure: CSCGraph | Block,
         x: Tensor,
-        edge_weight: Optional[Tensor] = None,
+        edge_weight: Tensor | None = None,
         reduce: str = "sum",
     ) -> Tensor:
         """:func:`fastgl.nn.functional.aggregate`'s contract, over the sampled in-edges."""
@@ -62,11 +60,11 @@ class ESSpMM:
 
 
 def aggregate(
-    structure: Union[CSCGraph, Block],
+    structure: CSCGraph | Block,
     x: Tensor,
-    edge_weight: Optional[Tensor] = None,
+    edge_weight: Tensor | None = None,
     reduce: str = "sum",
-    approx: Optional[ESSpMM] = None,
+    approx: ESSpMM | None = None,
 ) -> Tensor:
     """Exact :func:`fastgl.nn.functional.aggregate`, or ``approx``'s approximation when given."""
     if approx is None:

@@ -20,21 +20,22 @@ Example:
 """
 
 import math
-from typing import Callable, Optional, Sequence, Tuple, Union
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 from torch.nn import Parameter
 
-from ..graph import Structure, check_edge_weight
+from fastgl.graph import Structure, check_edge_weight
+
 from ._adjacency import Adjacency, Features, GraphInput, adjacency_of
 from .approx import ESSpMM
 from .approx import aggregate as _aggregate
 from .functional import edge_softmax, gat_scores
 
-Tensor = torch.Tensor
-Size = Optional[Sequence[Optional[int]]]
-Channels = Union[int, Tuple[int, int]]
+Size = Sequence[int | None] | None
+Channels = int | tuple[int, int]
 
 __all__ = ["FastGLConv", "GATConv", "GCNConv", "GINConv", "SAGEConv"]
 
@@ -55,7 +56,7 @@ class _Linear(torch.nn.Linear):
         in_channels: int,
         out_channels: int,
         bias: bool = True,
-        weight_initializer: Optional[str] = None,
+        weight_initializer: str | None = None,
     ) -> None:
         self.weight_initializer = weight_initializer
         super().__init__(in_channels, out_channels, bias=bias)
@@ -69,7 +70,7 @@ class _Linear(torch.nn.Linear):
 
 
 def _linear(
-    in_channels: int, out_channels: int, bias: bool = True, weight_initializer: Optional[str] = None
+    in_channels: int, out_channels: int, bias: bool = True, weight_initializer: str | None = None
 ) -> torch.nn.Module:
     """A linear map; ``in_channels <= 0`` defers the input size to the first call (as PyG)."""
     if in_channels is None or in_channels <= 0:
@@ -101,14 +102,14 @@ class FastGLConv(torch.nn.Module):
 
     def _inputs(
         self, x: Features, edge_index: GraphInput, size: Size
-    ) -> Tuple[Tensor, Optional[Tensor], Adjacency]:
+    ) -> tuple[Tensor, Tensor | None, Adjacency]:
         return adjacency_of(f"{type(self).__name__}", x, edge_index, size)
 
     def reset_parameters(self) -> None:  # pragma: no cover - overridden
         pass
 
 
-def _entry_weight(adj: Adjacency, dtype: torch.dtype) -> Optional[Tensor]:
+def _entry_weight(adj: Adjacency, dtype: torch.dtype) -> Tensor | None:
     """A sparse ``adj_t``'s values as edge weights, as PyG's ``spmm(adj_t, x)`` multiplies each
     message by its entry; ``None`` for other graphs, and for values all 1 that need no gradient
     (the unweighted aggregation gives the same result, faster)."""
@@ -184,7 +185,7 @@ class GCNConv(FastGLConv):
         out_channels: int,
         improved: bool = False,
         cached: bool = False,
-        add_self_loops: Optional[bool] = None,
+        add_self_loops: bool | None = None,
         normalize: bool = True,
         bias: bool = True,
     ) -> None:
@@ -217,10 +218,10 @@ class GCNConv(FastGLConv):
         self,
         x: Tensor,
         edge_index: GraphInput,
-        edge_weight: Optional[Tensor] = None,
+        edge_weight: Tensor | None = None,
         size: Size = None,
         *,
-        approx: Optional[ESSpMM] = None,
+        approx: ESSpMM | None = None,
     ) -> Tensor:
         if isinstance(x, (tuple, list)):
             raise ValueError(
@@ -270,8 +271,8 @@ class GCNConv(FastGLConv):
 
     @staticmethod
     def _structure_weight(
-        adj: Adjacency, edge_weight: Optional[Tensor], dtype: torch.dtype
-    ) -> Optional[Tensor]:
+        adj: Adjacency, edge_weight: Tensor | None, dtype: torch.dtype
+    ) -> Tensor | None:
         """Edge weights in the structure's edge order (the structure's own ``weight`` if none,
         a sparse ``adj_t``'s values)."""
         if adj.values is not None:
@@ -291,7 +292,7 @@ class GCNConv(FastGLConv):
         check_edge_weight("GCNConv", edge_weight, adj.num_edges, adj.device)
         return adj.to_structure_order(edge_weight).to(dtype)
 
-    def _normalization(self, adj: Adjacency, weight: Optional[Tensor], dtype: torch.dtype):
+    def _normalization(self, adj: Adjacency, weight: Tensor | None, dtype: torch.dtype):
         """``(src_scale [num_src], edge_weight [E] or None, dst_scale [num_dst], loop_scale
         [num_dst] or None)`` with ``out = dst_scale * sum_e w_e * src_scale[src] * h[src] +
         loop_scale * h[dst]`` equal to PyG's ``gcn_norm`` propagation."""
@@ -325,7 +326,7 @@ class GCNConv(FastGLConv):
         return src_scale, weight, inv_sqrt, loop_scale
 
     def _outer_source_scale(
-        self, adj: Adjacency, weight: Optional[Tensor], fill: float, dtype: torch.dtype
+        self, adj: Adjacency, weight: Tensor | None, fill: float, dtype: torch.dtype
     ) -> Tensor:
         """``D^-1/2`` of the sources beyond the destinations, whose in-edges are not here.
 
@@ -414,7 +415,7 @@ class SAGEConv(FastGLConv):
         edge_index: GraphInput,
         size: Size = None,
         *,
-        approx: Optional[ESSpMM] = None,
+        approx: ESSpMM | None = None,
     ) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         if self.project:
@@ -484,7 +485,7 @@ class GINConv(FastGLConv):
         edge_index: GraphInput,
         size: Size = None,
         *,
-        approx: Optional[ESSpMM] = None,
+        approx: ESSpMM | None = None,
     ) -> Tensor:
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         out = _aggregate(
@@ -542,8 +543,8 @@ class GATConv(FastGLConv):
         negative_slope: float = 0.2,
         dropout: float = 0.0,
         add_self_loops: bool = True,
-        edge_dim: Optional[int] = None,
-        fill_value: Union[float, Tensor, str] = "mean",
+        edge_dim: int | None = None,
+        fill_value: float | Tensor | str = "mean",
         bias: bool = True,
         residual: bool = False,
     ) -> None:
@@ -596,11 +597,11 @@ class GATConv(FastGLConv):
         self,
         x: Features,
         edge_index: GraphInput,
-        edge_attr: Optional[Tensor] = None,
+        edge_attr: Tensor | None = None,
         size: Size = None,
-        return_attention_weights: Optional[bool] = None,
+        return_attention_weights: bool | None = None,
         *,
-        approx: Optional[ESSpMM] = None,
+        approx: ESSpMM | None = None,
     ) -> Tensor:
         if edge_attr is not None:
             raise NotImplementedError("GATConv: edge_attr is not supported by fastgl's GATConv")

@@ -16,20 +16,19 @@ itself.
 """
 
 import functools
-from typing import Optional, Tuple
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
-from .. import ops
-from ..graph import Structure, check_edge_weight, expand_ptr
-from ..ops import csc_from_coo
+from fastgl import ops
+from fastgl.graph import Structure, check_edge_weight, expand_ptr
+from fastgl.ops import csc_from_coo
 
-Tensor = torch.Tensor
 _REDUCTIONS = ("sum", "mean", "max")
 
 
-def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
+def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> tuple[Tensor, Tensor, Tensor]:
     """CSR of the reversed edges: for each source, its edges' rows and slots (in slot order)."""
     num_rows = indptr.numel() - 1
     row_of_slot = expand_ptr(indptr, indices.numel())
@@ -37,7 +36,7 @@ def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> Tuple[Tensor, 
     return t_indptr[: num_src + 1], t_rows, t_slots
 
 
-def transposed_of(structure: Structure, num_src: int) -> Tuple[Tensor, Tensor, Tensor]:
+def transposed_of(structure: Structure, num_src: int) -> tuple[Tensor, Tensor, Tensor]:
     """``(t_indptr, t_rows, t_slots)``: the structure's edges grouped by source, for ``num_src``
     source rows (the CSR the backward pass aggregates over), built on first use and cached on
     the structure."""
@@ -104,7 +103,7 @@ class _SpMMMax(torch.autograd.Function):
         return None, None, grad_weight, grad_x, None
 
 
-def csc_of(structure: Structure, op: str = "aggregate") -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+def csc_of(structure: Structure, op: str = "aggregate") -> tuple[Tensor, Tensor, Tensor | None]:
     """``(indptr, indices, perm)`` of a graph or block (:meth:`fastgl.graph.Structure.csc`);
     ``perm`` reorders edge data into CSC slot order (``None`` when the structure's edge order
     already is)."""
@@ -120,7 +119,7 @@ def _check_structure(op: str, structure: Structure) -> None:
 def aggregate(
     structure: Structure,
     x: Tensor,
-    edge_weight: Optional[Tensor] = None,
+    edge_weight: Tensor | None = None,
     reduce: str = "sum",
 ) -> Tensor:
     """For every destination node, reduce ``edge_weight[e] * x[src(e)]`` over its in-edges.
@@ -162,14 +161,14 @@ def aggregate(
     return out
 
 
-def _check_reduce(op: str, reduce: str, allowed: Tuple[str, ...]) -> None:
+def _check_reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
     if reduce not in allowed:
         raise ValueError(f"{op}: reduce must be one of {allowed}, got {reduce!r}")
 
 
 def _csc_inputs(
-    op: str, structure: Structure, x: Tensor, edge_weight: Optional[Tensor]
-) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    op: str, structure: Structure, x: Tensor, edge_weight: Tensor | None
+) -> tuple[Tensor, Tensor, Tensor | None]:
     """``(indptr, indices, edge_weight)`` with the weights checked and in CSC slot order."""
     indptr, indices, perm = csc_of(structure, op)
     num_edges = indices.numel()
@@ -204,7 +203,7 @@ def es_spmm(
     x: Tensor,
     width: int,
     strategy: str = "bucket",
-    edge_weight: Optional[Tensor] = None,
+    edge_weight: Tensor | None = None,
     reduce: str = "sum",
 ) -> Tensor:
     """ES-SpMM (Lin et al.): :func:`aggregate` over a cache-first sample of each node's in-edges.

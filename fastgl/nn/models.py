@@ -13,16 +13,17 @@ Example:
     >>> logits = model(x[sub.nodes], sub.blocks())      # [len(seeds), 47]
 """
 
-from typing import Callable, List, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
 
 import torch
+from torch import Tensor
 
-from ..graph import Block, CSCGraph, check_ids
+from fastgl.graph import Block, CSCGraph, check_ids
+
 from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 
-Tensor = torch.Tensor
-Graph = Union[Tensor, CSCGraph, Sequence[Block]]
+Graph = Tensor | CSCGraph | Sequence[Block]
 
 __all__ = ["GAT", "GCN", "GIN", "GraphSAGE"]
 
@@ -38,7 +39,7 @@ _ACTIVATIONS = {
 }
 
 
-def _activation(act: Union[str, Callable, type, None]) -> Optional[Callable]:
+def _activation(act: str | Callable | type | None) -> Callable | None:
     """``"relu"`` (etc.), a module class (instantiated), a callable, or ``None``."""
     if act is None or callable(act) and not isinstance(act, type):
         return act
@@ -73,9 +74,9 @@ class BasicGNN(torch.nn.Module):
         in_channels: int,
         hidden_channels: int,
         num_layers: int,
-        out_channels: Optional[int] = None,
+        out_channels: int | None = None,
         dropout: float = 0.0,
-        act: Union[str, Callable, type, None] = "relu",
+        act: str | Callable | type | None = "relu",
         **kwargs,
     ) -> None:
         super().__init__()
@@ -110,9 +111,9 @@ class BasicGNN(torch.nn.Module):
         self,
         x: Tensor,
         graph: Graph,
-        edge_weight: Union[Tensor, Sequence[Optional[Tensor]], None] = None,
+        edge_weight: Tensor | Sequence[Tensor | None] | None = None,
         *,
-        approx: Optional[ESSpMM] = None,
+        approx: ESSpMM | None = None,
     ) -> Tensor:
         """``x`` ``[num_nodes, in_channels]``; ``graph`` a list of ``num_layers`` Blocks (input
         layer first; ``x`` has ``blocks[0].num_src_nodes`` rows, the result
@@ -130,9 +131,9 @@ class BasicGNN(torch.nn.Module):
                     f"layer), got {len(graph)} items of types "
                     f"{sorted({type(b).__name__ for b in graph})}"
                 )
-            layer_graphs: List = list(graph)
+            layer_graphs: list = list(graph)
             if edge_weight is None:
-                weights: List[Optional[Tensor]] = [None] * self.num_layers
+                weights: list[Tensor | None] = [None] * self.num_layers
             elif isinstance(edge_weight, (list, tuple)) and len(edge_weight) == self.num_layers:
                 weights = list(edge_weight)
             else:
@@ -201,7 +202,7 @@ class _MLP(torch.nn.Module):
     """``lins[-1](... act(lins[0](x)))``: PyG's ``MLP`` without norm or dropout (the GIN model's
     inner network; same ``lins.*`` keys)."""
 
-    def __init__(self, channels: Sequence[int], act: Optional[Callable]) -> None:
+    def __init__(self, channels: Sequence[int], act: Callable | None) -> None:
         super().__init__()
         self.act = act
         self.lins = torch.nn.ModuleList(_Linear(a, b) for a, b in zip(channels[:-1], channels[1:]))

@@ -1,6 +1,6 @@
 """torch.library entry points across torch 2.2 .. 2.13 (names changed in 2.4)."""
 
-from typing import Callable, List
+from collections.abc import Callable
 
 import torch
 
@@ -25,7 +25,7 @@ def register_autograd(qualname: str, backward: Callable, setup_context: Callable
 
 
 # A kernel registered from Python lasts as long as its Library object: these live for the process.
-_AUTOGRAD_LIBRARIES: List[torch.library.Library] = []
+_AUTOGRAD_LIBRARIES: list[torch.library.Library] = []
 
 
 def register_autograd_kernel(qualname: str, backward: Callable, setup_context: Callable) -> None:

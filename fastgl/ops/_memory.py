@@ -9,7 +9,7 @@ in power-of-two size classes, much as PyTorch's CUDA caching allocator keeps GPU
 until they are freed.
 """
 
-from .. import _C
+from fastgl import _C
 
 
 def cached_bytes() -> int:

@@ -10,17 +10,18 @@ These are the building blocks; most users want :func:`fastgl.sampling.neighbor_s
 samplers in :mod:`fastgl.sampling`, and :mod:`fastgl.nn.functional` for message passing.
 """
 
-from typing import NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
+from torch import Tensor
 
-from .. import _C  # noqa: F401  (loads the compiled ops)
+from fastgl import _C  # noqa: F401  (loads the compiled ops)
+
 from ._compat import new_dynamic_size, register_autograd, register_fake
 
-Tensor = torch.Tensor
 
-
-def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor, Tensor]:
+def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
     """Counting-sort an edge list by target into CSC.
 
     Args:
@@ -46,12 +47,12 @@ def _csc_from_coo_fake(src, dst, num_nodes):
 def sample_neighbors(
     indptr: Tensor,
     indices: Tensor,
-    weight: Optional[Tensor],
+    weight: Tensor | None,
     transits: Tensor,
     fanout: int,
     replace: bool = False,
     seed: int = 0,
-) -> Tuple[Tensor, Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     """One hop of sampling: pair ``p`` draws up to ``fanout`` in-edges of ``transits[p]``.
 
     Every draw is a pure function of ``(seed, p, draw index)``, so CPU and CUDA return the same
@@ -97,8 +98,8 @@ class HopsSample(NamedTuple):
 def sample_hops(
     indptr: Tensor,
     indices: Tensor,
-    weight: Optional[Tensor],
-    eid: Optional[Tensor],
+    weight: Tensor | None,
+    eid: Tensor | None,
     seeds: Tensor,
     seed_ptr: Tensor,
     fanouts: Sequence[int],
@@ -167,7 +168,7 @@ def _sample_hops_fake(
     )
 
 
-def id_map(prefix: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
+def id_map(prefix: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]:
     """FastGL's Fused-Map: relabel ``ids`` to local ids after a fixed ``prefix``.
 
     Args:
@@ -201,7 +202,7 @@ def _id_map_fake(prefix, ids):
 # keep the cache. Use aggregate for gradients.
 
 
-def spmm(indptr: Tensor, indices: Tensor, weight: Optional[Tensor], x: Tensor) -> Tensor:
+def spmm(indptr: Tensor, indices: Tensor, weight: Tensor | None, x: Tensor) -> Tensor:
     """``out[r] = sum_{k in indptr[r]:indptr[r+1]} weight[k] * x[indices[k]]`` (weight 1 if None).
 
     Shapes: ``indptr [R+1]`` int64, ``indices [E]``, ``weight [E]``, ``x [S, F]`` -> ``[R, F]``.
@@ -216,8 +217,8 @@ def _spmm_fake(indptr, indices, weight, x):
 
 
 def spmm_max(
-    indptr: Tensor, indices: Tensor, weight: Optional[Tensor], x: Tensor
-) -> Tuple[Tensor, Tensor]:
+    indptr: Tensor, indices: Tensor, weight: Tensor | None, x: Tensor
+) -> tuple[Tensor, Tensor]:
     """Per feature, the maximum of ``weight[k] * x[indices[k]]`` over each row's edges
     (weight 1 if None), and the slot ``k`` that won it.
 
@@ -240,7 +241,7 @@ def _spmm_max_fake(indptr, indices, weight, x):
 def es_spmm(
     indptr: Tensor,
     indices: Tensor,
-    weight: Optional[Tensor],
+    weight: Tensor | None,
     x: Tensor,
     width: int,
     strategy: str,
@@ -369,9 +370,9 @@ def _overlap_counts_fake(nodes, offsets):
 
 def gather_rows(
     x: Tensor,
-    index: Optional[Tensor] = None,
-    out: Optional[Tensor] = None,
-    out_index: Optional[Tensor] = None,
+    index: Tensor | None = None,
+    out: Tensor | None = None,
+    out_index: Tensor | None = None,
 ) -> Tensor:
     """``out[out_index[i]] = x[index[i]]`` for every ``i``: whole rows, any dtype, parallel.
 

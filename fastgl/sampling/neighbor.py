@@ -1,14 +1,14 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import torch
+from torch import Tensor
 
-from ..graph import CSCGraph
-from ..ops import sample_hops
+from fastgl.graph import CSCGraph
+from fastgl.ops import sample_hops
+
 from .subgraph import SampledSubgraph
-
-Tensor = torch.Tensor
 
 
 class NeighborSampler:
@@ -50,15 +50,15 @@ class NeighborSampler:
         self.weighted = weighted
         self.disjoint = disjoint
 
-    def sample(self, seeds: Tensor, generator: Optional[torch.Generator] = None) -> SampledSubgraph:
+    def sample(self, seeds: Tensor, generator: torch.Generator | None = None) -> SampledSubgraph:
         """Samples one mini-batch around ``seeds`` (1-D int tensor of node ids)."""
         return self.sample_batches([seeds], generator)[0]
 
     def sample_batches(
         self,
         seed_batches: Sequence[Tensor],
-        generator: Optional[torch.Generator] = None,
-    ) -> List[SampledSubgraph]:
+        generator: torch.Generator | None = None,
+    ) -> list[SampledSubgraph]:
         """Samples one subgraph per seed tensor, all batches in one compiled call.
 
         Nodes are deduplicated within each batch, never across batches; each result has the
@@ -103,7 +103,7 @@ def neighbor_sample(
     fanouts: Sequence[int],
     replace: bool = False,
     weighted: bool = False,
-    generator: Optional[torch.Generator] = None,
+    generator: torch.Generator | None = None,
     disjoint: bool = False,
 ) -> SampledSubgraph:
     """Samples a multi-hop neighborhood of ``seeds``; see :class:`NeighborSampler`.
@@ -115,7 +115,7 @@ def neighbor_sample(
     return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)
 
 
-def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
+def draw_key(generator: torch.Generator | None, device: torch.device) -> int:
     """One 62-bit Philox key from the generator of the graph's device (default: torch's); the
     compiled ops derive a key per hop from it."""
     if generator is not None and torch.device(generator.device).type != device.type:
@@ -127,9 +127,9 @@ def draw_key(generator: Optional[torch.Generator], device: torch.device) -> int:
 
 def _sample_batches(
     sampler: NeighborSampler,
-    seed_batches: List[Tensor],
+    seed_batches: list[Tensor],
     key: int,
-) -> List[SampledSubgraph]:
+) -> list[SampledSubgraph]:
     """One compiled call samples every hop of every batch (fastgl::sample_hops), then the flat
     outputs are cut into one subgraph per batch."""
     graph = sampler.graph

@@ -2,13 +2,11 @@
 (:class:`fastgl.Block`)."""
 
 from dataclasses import dataclass
-from typing import List, Optional
 
 import torch
+from torch import Tensor
 
-from ..graph import Block, sorted_target_offsets
-
-Tensor = torch.Tensor
+from fastgl.graph import Block, sorted_target_offsets
 
 
 @dataclass
@@ -34,11 +32,11 @@ class SampledSubgraph:
     row: Tensor
     col: Tensor
     eid: Tensor
-    num_sampled_nodes: List[int]
-    num_sampled_edges: List[int]
+    num_sampled_nodes: list[int]
+    num_sampled_edges: list[int]
     seed_index: Tensor
-    in_degrees: Optional[Tensor] = None
-    batch: Optional[Tensor] = None
+    in_degrees: Tensor | None = None
+    batch: Tensor | None = None
 
     @property
     def batch_size(self) -> int:
@@ -50,7 +48,7 @@ class SampledSubgraph:
         """``[2, E]`` local edges, PyG orientation (row 0 = source)."""
         return torch.stack([self.row, self.col])
 
-    def blocks(self) -> List[Block]:
+    def blocks(self) -> list[Block]:
         """The message-flow graphs for an ``L``-layer GNN, input layer first (DGL order).
 
         Block ``i`` carries the edges sampled at hops ``1 .. L-i``: its destinations are the nodes
@@ -80,7 +78,7 @@ class SampledSubgraph:
             )
         return blocks
 
-    def _target_offsets(self, node_ends: List[int], edge_ends: List[int]) -> Optional[Tensor]:
+    def _target_offsets(self, node_ends: list[int], edge_ends: list[int]) -> Tensor | None:
         """CSC offsets of every node's sampled in-edges when the edges are grouped by target in
         node order and each hop's edges target the nodes of the hop before (a sampler's are:
         transits draw in turn), else ``None``. Every block's destinations are then a prefix of

@@ -20,21 +20,20 @@ Example:
     >>> logits = conv2(blocks[1], h)                         # [len(seeds), 7]
 """
 
-from typing import Callable, Optional, Tuple, Union
+from collections.abc import Callable
 
 import dgl
 import torch
 import torch.nn.functional as F
-from torch import nn
+from torch import Tensor, nn
 
 from fastgl import ops
 from fastgl.graph import check_edge_weight, csc_structure
 from fastgl.nn import functional
 from fastgl.nn._adjacency import Adjacency
 
-Tensor = torch.Tensor
-Features = Union[Tensor, Tuple[Tensor, Tensor]]
-InFeats = Union[int, Tuple[int, int]]
+Features = Tensor | tuple[Tensor, Tensor]
+InFeats = int | tuple[int, int]
 
 __all__ = ["GATConv", "GINConv", "GraphConv", "SAGEConv"]
 
@@ -121,7 +120,7 @@ def _features(
     feat: Features,
     adj: Adjacency,
     transform: Callable[[Tensor], Tensor] = lambda t: t,
-) -> Tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor]:
     """``(feat_src, feat_dst)`` as DGL pairs them, after ``transform`` (e.g. dropout).
 
     A pair is used as given (``transform`` applied to each side); a single tensor is the source
@@ -156,8 +155,8 @@ def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
 
 
 def _edge_weight(
-    layer: str, edge_weight: Optional[Tensor], adj: Adjacency, dtype: torch.dtype
-) -> Optional[Tensor]:
+    layer: str, edge_weight: Tensor | None, adj: Adjacency, dtype: torch.dtype
+) -> Tensor | None:
     """``[E]`` weights (``[E]`` or ``[E, 1]`` in DGL's edge-id order) in the structure's order."""
     if edge_weight is None:
         return None
@@ -168,7 +167,7 @@ def _edge_weight(
 
 
 def _aggregate(
-    adj: Adjacency, x: Tensor, edge_weight: Optional[Tensor] = None, reduce: str = "sum"
+    adj: Adjacency, x: Tensor, edge_weight: Tensor | None = None, reduce: str = "sum"
 ) -> Tensor:
     """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank ->
     ``[num_dst, *]`` (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
@@ -182,7 +181,7 @@ def _broadcast_rows(values: Tensor, like: Tensor) -> Tensor:
     return values.to(like.dtype).view(-1, *([1] * (like.dim() - 1)))
 
 
-def _pair(in_feats: InFeats) -> Tuple[int, int]:
+def _pair(in_feats: InFeats) -> tuple[int, int]:
     return tuple(in_feats) if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
 
 
@@ -225,7 +224,7 @@ class GraphConv(nn.Module):
         norm: str = "both",
         weight: bool = True,
         bias: bool = True,
-        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        activation: Callable[[Tensor], Tensor] | None = None,
         allow_zero_in_degree: bool = False,
     ) -> None:
         super().__init__()
@@ -258,8 +257,8 @@ class GraphConv(nn.Module):
         self,
         graph,
         feat: Features,
-        weight: Optional[Tensor] = None,
-        edge_weight: Optional[Tensor] = None,
+        weight: Tensor | None = None,
+        edge_weight: Tensor | None = None,
     ) -> Tensor:
         adj = _structure_of("GraphConv", graph)
         if not self._allow_zero_in_degree:
@@ -284,7 +283,7 @@ class GraphConv(nn.Module):
             rst = rst + self.bias
         return self._activation(rst) if self._activation is not None else rst
 
-    def _resolve_weight(self, weight: Optional[Tensor], feat_src: Tensor) -> Optional[Tensor]:
+    def _resolve_weight(self, weight: Tensor | None, feat_src: Tensor) -> Tensor | None:
         """The weight to use: the module's, or the one given to ``forward`` (not both)."""
         if weight is not None and self.weight is not None:
             raise DGLConvError(
@@ -350,8 +349,8 @@ class SAGEConv(nn.Module):
         aggregator_type: str,
         feat_drop: float = 0.0,
         bias: bool = True,
-        norm: Optional[Callable[[Tensor], Tensor]] = None,
-        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        norm: Callable[[Tensor], Tensor] | None = None,
+        activation: Callable[[Tensor], Tensor] | None = None,
     ) -> None:
         super().__init__()
         if aggregator_type == "lstm":
@@ -391,7 +390,7 @@ class SAGEConv(nn.Module):
             nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
         nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
 
-    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
+    def forward(self, graph, feat: Features, edge_weight: Tensor | None = None) -> Tensor:
         adj = _structure_of("SAGEConv", graph)
         feat_src, feat_dst = _features("SAGEConv", graph, feat, adj, self.feat_drop)
         _check_width(
@@ -423,7 +422,7 @@ class SAGEConv(nn.Module):
         # Apply fc_neigh before the aggregation when that narrows the features (DGL's choice).
         return self._in_src_feats > self._out_feats
 
-    def _mean(self, adj: Adjacency, feat_src: Tensor, edge_weight: Optional[Tensor]) -> Tensor:
+    def _mean(self, adj: Adjacency, feat_src: Tensor, edge_weight: Tensor | None) -> Tensor:
         if self._project_first():
             return _aggregate(adj, self.fc_neigh(feat_src), edge_weight, "mean")
         return self.fc_neigh(_aggregate(adj, feat_src, edge_weight, "mean"))
@@ -433,7 +432,7 @@ class SAGEConv(nn.Module):
         adj: Adjacency,
         feat_src: Tensor,
         feat_dst: Tensor,
-        edge_weight: Optional[Tensor],
+        edge_weight: Tensor | None,
         paired: bool,
     ) -> Tensor:
         """``(sum of weighted neighbors + self) / (in_degree + 1)``, through ``fc_neigh``."""
@@ -489,11 +488,11 @@ class GINConv(nn.Module):
 
     def __init__(
         self,
-        apply_func: Optional[Callable[[Tensor], Tensor]] = None,
+        apply_func: Callable[[Tensor], Tensor] | None = None,
         aggregator_type: str = "sum",
         init_eps: float = 0,
         learn_eps: bool = False,
-        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        activation: Callable[[Tensor], Tensor] | None = None,
     ) -> None:
         super().__init__()
         if aggregator_type not in ("sum", "max", "mean"):
@@ -509,7 +508,7 @@ class GINConv(nn.Module):
         else:
             self.register_buffer("eps", eps)
 
-    def forward(self, graph, feat: Features, edge_weight: Optional[Tensor] = None) -> Tensor:
+    def forward(self, graph, feat: Features, edge_weight: Tensor | None = None) -> Tensor:
         adj = _structure_of("GINConv", graph)
         feat_src, feat_dst = _features("GINConv", graph, feat, adj)
         if feat_src.shape[1:] != feat_dst.shape[1:]:
@@ -573,7 +572,7 @@ class GATConv(nn.Module):
         attn_drop: float = 0.0,
         negative_slope: float = 0.2,
         residual: bool = False,
-        activation: Optional[Callable[[Tensor], Tensor]] = None,
+        activation: Callable[[Tensor], Tensor] | None = None,
         allow_zero_in_degree: bool = False,
         bias: bool = True,
     ) -> None:
@@ -636,9 +635,9 @@ class GATConv(nn.Module):
         self,
         graph,
         feat: Features,
-        edge_weight: Optional[Tensor] = None,
+        edge_weight: Tensor | None = None,
         get_attention: bool = False,
-    ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+    ) -> Tensor | tuple[Tensor, Tensor]:
         adj = _structure_of("GATConv", graph)
         if not self._allow_zero_in_degree:
             _check_zero_in_degree("GATConv", adj)
@@ -664,7 +663,7 @@ class GATConv(nn.Module):
 
     def _project(
         self, h_src: Tensor, h_dst: Tensor, paired: bool, num_dst: int
-    ) -> Tuple[Tensor, Tensor]:
+    ) -> tuple[Tensor, Tensor]:
         """``(z_src, z_dst)`` ``[N, *, num_heads, out_feats]``: the features through fc."""
         separate = hasattr(self, "fc_src")  # built with in_feats=(src, dst)
         if separate and not paired:

@@ -9,19 +9,18 @@ its destination nodes (DGL's layer-wise semantics, not PyG's hop-wise one).
 
 import itertools
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
 
 import dgl
 import torch
 from dgl import heterograph_index
 from dgl.dataloading import BlockSampler
 from dgl.heterograph import DGLBlock
+from torch import Tensor
 
 from fastgl.ops import sample_hops
 from fastgl.sampling.neighbor import draw_key
-
-Tensor = torch.Tensor
 
 
 @dataclass
@@ -31,10 +30,10 @@ class _GraphCSC:
     indptr: Tensor
     indices: Tensor
     eid: Tensor  # CSC slot -> DGL edge id
-    weight: Optional[Tensor]  # prob/mask in CSC slot order, or None for uniform sampling
-    weight_source: Optional[tuple]  # identity and version of the edge data it came from
-    _slot_of_eid: Optional[Tensor] = None
-    _exclusion_weight: Optional[Tensor] = None
+    weight: Tensor | None  # prob/mask in CSC slot order, or None for uniform sampling
+    weight_source: tuple | None  # identity and version of the edge data it came from
+    _slot_of_eid: Tensor | None = None
+    _exclusion_weight: Tensor | None = None
 
     def excluding(self, exclude_eids: Tensor):
         """Edge weights with the edges ``exclude_eids`` at zero (never drawn), and a function
@@ -89,8 +88,8 @@ class NeighborSampler(BlockSampler):
         self,
         fanouts: Sequence[int],
         edge_dir: str = "in",
-        prob: Optional[str] = None,
-        mask: Optional[str] = None,
+        prob: str | None = None,
+        mask: str | None = None,
         replace: bool = False,
         prefetch_node_feats=None,
         prefetch_labels=None,
@@ -126,7 +125,7 @@ class NeighborSampler(BlockSampler):
         self.replace = replace
         self.fused = fused
         self._graph_ref = None
-        self._csc: Optional[_GraphCSC] = None
+        self._csc: _GraphCSC | None = None
 
     def sample_blocks(self, g: dgl.DGLGraph, seed_nodes: Tensor, exclude_eids=None):
         """``(input_nodes, output_nodes, blocks)`` for ``seed_nodes``, blocks input layer first."""
@@ -207,7 +206,7 @@ def _check_homogeneous(g: dgl.DGLGraph, seed_nodes, exclude_eids) -> None:
         )
 
 
-def _build_csc(g: dgl.DGLGraph, data: Optional[Tensor], source, feature) -> _GraphCSC:
+def _build_csc(g: dgl.DGLGraph, data: Tensor | None, source, feature) -> _GraphCSC:
     """In-edge CSC of ``g`` on the device fastgl samples on (the CPU for a pinned graph)."""
     indptr, indices, eid = g.adj_tensors("csc")
     eid = eid.to(torch.int64)
@@ -241,7 +240,7 @@ def _csc_block(
     return DGLBlock(graph_index, (["_N"], ["_N"]), ["_E"])
 
 
-def _blocks_of(sample, seeds: Tensor, idtype: torch.dtype) -> List[dgl.DGLGraph]:
+def _blocks_of(sample, seeds: Tensor, idtype: torch.dtype) -> list[dgl.DGLGraph]:
     """DGL blocks, input layer first, from a layer-wise ``sample_hops`` result of one batch:
     the block of hop ``h`` has the nodes of hops ``< h`` as destinations (a prefix of the sources,
     which add the nodes new at hop ``h``)."""

@@ -7,17 +7,14 @@ local node it was sampled for; edges grouped by hop; ``edge`` = global edge ids;
 ``num_sampled_nodes`` / ``num_sampled_edges`` that ``trim_to_layer`` needs.
 """
 
-from typing import Optional
-
 import torch
+from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
 from torch_geometric.sampler import SamplerOutput
 from torch_geometric.sampler.base import DataType, NumNeighbors, SubgraphType
 
 import fastgl
-
-Tensor = torch.Tensor
 
 
 class NeighborSampler(PyGNeighborSampler):
@@ -45,8 +42,8 @@ class NeighborSampler(PyGNeighborSampler):
         replace: bool = False,
         disjoint: bool = False,
         temporal_strategy: str = "uniform",
-        time_attr: Optional[str] = None,
-        weight_attr: Optional[str] = None,
+        time_attr: str | None = None,
+        weight_attr: str | None = None,
         is_sorted: bool = False,
         share_memory: bool = False,
         directed: bool = True,
@@ -125,7 +122,7 @@ class NeighborSampler(PyGNeighborSampler):
 
 
 def _sampling_graph(
-    data: Data, weight_attr: Optional[str], transpose: bool, share_memory: bool
+    data: Data, weight_attr: str | None, transpose: bool, share_memory: bool
 ) -> "fastgl.CSCGraph":
     """The CSC fastgl samples from, on the device of ``data.edge_index`` (out-edges for the
     backward direction)."""
