@@ -142,7 +142,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--summary-json", metavar="PATH", help="also write the summary here")
 
 
-def parse_cache_budget(text: str | None):
+def parse_cache_budget(text: str | None) -> int | float | str | None:
     """``None``, ``"all"``, a fraction (``"0.1"``) or a byte size (``"512MB"``, ``"2GiB"``)."""
     if text is None or text == "all":
         return text

@@ -21,7 +21,10 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from fastgl.data.dataset import NodeDataset
+from fastgl.graph import Block, CSCGraph
+from fastgl.loader import DataLoader, FeatureStore
 from fastgl.nn.models import GAT, GCN, GIN, GraphSAGE
+from fastgl.sampling import NeighborSampler
 
 MODELS = {"sage": GraphSAGE, "gcn": GCN, "gin": GIN, "gat": GAT}
 
@@ -114,10 +117,6 @@ def train_node_classifier(
         >>> result["test_acc"] > 0.8  # doctest: +SKIP
         True
     """
-    from fastgl.graph import CSCGraph  # imported here: they load the compiled extension
-    from fastgl.loader import DataLoader, FeatureStore
-    from fastgl.sampling import NeighborSampler
-
     _check_train_args(dataset, fanouts, batch_size, hidden, epochs, dropout)
     config = dict(
         model=model,
@@ -194,7 +193,7 @@ def train_node_classifier(
 def train_epoch(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
-    loader,
+    loader: DataLoader,
     progress: bool = False,
     desc: str = "train",
 ) -> dict[str, Any]:
@@ -239,7 +238,7 @@ def train_epoch(
 
 
 def train_step(
-    model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, blocks, y: Tensor
+    model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, blocks: list[Block], y: Tensor
 ) -> tuple[float, Tensor]:
     """One step on a mini-batch (features in any float dtype; the model computes in float32):
     forward, cross entropy, backward, optimizer step. Returns the loss, read with ``.item()``,

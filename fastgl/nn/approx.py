@@ -41,12 +41,7 @@ class ESSpMM:
     strategy: str = "bucket"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.width, int) or isinstance(self.width, bool) or self.width < 1:
-            raise ValueError(f"ESSpMM: width must be an int >= 1, got {self.width!r}")
-        if self.strategy not in ("bucket", "fastrand"):
-            raise ValueError(
-                f"ESSpMM: strategy must be 'bucket' or 'fastrand', got {self.strategy!r}"
-            )
+        functional.check_es_spmm_options("ESSpMM", self.width, self.strategy)
 
     def aggregate(
         self,

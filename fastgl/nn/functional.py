@@ -198,6 +198,14 @@ def _check_device(op: str, name: str, t: Tensor, indptr: Tensor) -> None:
 _ES_STRATEGIES = ("bucket", "fastrand")
 
 
+def check_es_spmm_options(where: str, width: int, strategy: str) -> None:
+    """ES-SpMM's options: ``width`` an int >= 1, ``strategy`` ``"bucket"`` or ``"fastrand"``."""
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise ValueError(f"{where}: width must be an int >= 1, got {width!r}")
+    if strategy not in _ES_STRATEGIES:
+        raise ValueError(f"{where}: strategy must be 'bucket' or 'fastrand', got {strategy!r}")
+
+
 def es_spmm(
     structure: Structure,
     x: Tensor,
@@ -233,10 +241,7 @@ def es_spmm(
         >>> with torch.no_grad():
         ...     h = es_spmm(graph, x, width=16, strategy="fastrand", reduce="mean")
     """
-    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-        raise ValueError(f"es_spmm: width must be an int >= 1, got {width!r}")
-    if strategy not in _ES_STRATEGIES:
-        raise ValueError(f"es_spmm: strategy must be one of {_ES_STRATEGIES}, got {strategy!r}")
+    check_es_spmm_options("es_spmm", width, strategy)
     _check_reduce("es_spmm", reduce, _REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("es_spmm", structure, x, edge_weight)
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, edge_weight)):
