@@ -493,3 +493,12 @@ def test_rmat_features_reject_bad_arguments(args: tuple, kwargs: dict) -> None:
 def test_rmat_features_reject_unknown_override() -> None:
     with pytest.raises(TypeError, match=r"rmat_node_classification: unknown argument.*'avg_deg'"):
         rmat_node_classification("tiny", avg_deg=3)
+
+
+def test_save_npz_names_swapped_or_wrong_arguments(small_dataset, tmp_path):
+    path = tmp_path / "d.npz"
+    with pytest.raises(TypeError, match=r"save_npz\(dataset, path\): the arguments are swapped"):
+        save_npz(path, small_dataset)
+    with pytest.raises(TypeError, match="dataset must be a NodeDataset, got dict"):
+        save_npz({}, path)
+    assert not path.exists()

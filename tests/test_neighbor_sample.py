@@ -790,6 +790,27 @@ def test_bad_input(small_graph, seeds, fanouts, kwargs, match):
         NeighborSampler(small_graph, fanouts, **kwargs).sample_batches([torch.tensor([1]), seeds])
 
 
+@pytest.mark.parametrize(
+    "fanouts, error, match",
+    [
+        (5, TypeError, r"fanouts must be a list of ints, one per hop \(e.g. \[15, 10\]\), got int"),
+        ("10", TypeError, "fanouts must be a list of ints, .* got str"),
+        ([2.5], TypeError, "fanouts must be ints, got 2.5"),
+        ([3, True], TypeError, "fanouts must be ints, got True"),
+    ],
+)
+def test_bad_fanouts(small_graph, fanouts, error, match):
+    with pytest.raises(error, match=f"neighbor_sample: {match}"):
+        NeighborSampler(small_graph, fanouts)
+
+
+def test_fanouts_take_any_sequence_of_ints_and_zero_draws_nothing(small_graph):
+    assert NeighborSampler(small_graph, (3, 2)).fanouts == [3, 2]
+    assert NeighborSampler(small_graph, torch.tensor([3, -1])).fanouts == [3, -1]
+    sub = NeighborSampler(small_graph, [0]).sample(torch.tensor([1, 2]))
+    assert sub.num_sampled_edges == [0] and sub.nodes.tolist() == [1, 2]
+
+
 def test_bad_seed_type(small_graph):
     with pytest.raises((TypeError, ValueError), match="neighbor_sample"):
         neighbor_sample(small_graph, [1, 2], [2])

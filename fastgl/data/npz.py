@@ -68,6 +68,16 @@ def save_npz(dataset: NodeDataset, path: str | Path) -> None:
         >>> from fastgl.data import synthetic_node_classification
         >>> save_npz(synthetic_node_classification(num_nodes=50, avg_degree=2), "/tmp/s.npz")
     """
+    if not isinstance(dataset, NodeDataset):
+        swapped = isinstance(path, NodeDataset)
+        raise TypeError(
+            "save_npz(dataset, path): "
+            + (
+                "the arguments are swapped; pass the dataset first"
+                if swapped
+                else f"dataset must be a NodeDataset, got {type(dataset).__name__}"
+            )
+        )
     x = dataset.x.detach().cpu()
     if x.dtype == torch.bfloat16:
         x = x.float()

@@ -1,6 +1,7 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterable, Sequence
 
 import torch
 from torch import Tensor
@@ -16,7 +17,9 @@ class NeighborSampler:
 
     Args:
         graph: the graph; sampling runs on its device.
-        fanouts: neighbors per node at each hop, seeds outward; ``-1`` takes all neighbors.
+        fanouts: neighbors per node at each hop, seeds outward (PyG's order; the DGL drop-in's
+            sampler takes DGL's, input layer first); ``-1`` takes all neighbors, ``0`` none (the
+            hop's block has no edges).
         replace: sample with replacement (``False``: truly without).
         weighted: draw proportionally to ``graph.weight``.
         disjoint: every seed grows its own tree (PyG's ``disjoint=True``): nodes are shared by
@@ -38,10 +41,7 @@ class NeighborSampler:
         weighted: bool = False,
         disjoint: bool = False,
     ) -> None:
-        fanouts = [int(f) for f in fanouts]
-        bad = [f for f in fanouts if f < -1]
-        if bad:
-            raise ValueError(f"neighbor_sample: fanouts must be -1 (all) or >= 0, got {bad[0]}")
+        fanouts = checked_fanouts("neighbor_sample", fanouts)
         if weighted and graph.weight is None:
             raise ValueError("neighbor_sample: weighted=True needs a graph with edge weights")
         self.graph = graph
@@ -113,6 +113,29 @@ def neighbor_sample(
         >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks()[0].num_src_nodes
     """
     return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)
+
+
+def checked_fanouts(where: str, fanouts: Sequence[int]) -> list[int]:
+    """``fanouts`` as a list of ints, one per hop, each ``-1`` (all neighbors) or ``>= 0``
+    (``0``: the hop draws nothing); ``[]`` samples no hop (the sample is the distinct seeds).
+
+    Raises a ``TypeError`` for anything but a list, tuple or other iterable of integers (a bare
+    int, floats such as ``2.5``, bools) and a ``ValueError`` for a value below ``-1``.
+    """
+    if isinstance(fanouts, (str, bytes)) or not isinstance(fanouts, Iterable):
+        raise TypeError(
+            f"{where}: fanouts must be a list of ints, one per hop (e.g. [15, 10]), "
+            f"got {type(fanouts).__name__}"
+        )
+    checked = []
+    for f in fanouts:
+        if isinstance(f, bool) or not hasattr(f, "__index__"):
+            raise TypeError(f"{where}: fanouts must be ints, got {f!r}")
+        value = operator.index(f)
+        if value < -1:
+            raise ValueError(f"{where}: fanouts must be -1 (all) or >= 0, got {value}")
+        checked.append(value)
+    return checked
 
 
 def draw_key(generator: torch.Generator | None, device: torch.device) -> int:

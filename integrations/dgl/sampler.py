@@ -20,7 +20,7 @@ from dgl.heterograph import DGLBlock
 from torch import Tensor
 
 from fastgl.ops import sample_hops
-from fastgl.sampling.neighbor import draw_key
+from fastgl.sampling.neighbor import checked_fanouts, draw_key
 
 
 @dataclass
@@ -62,7 +62,8 @@ class NeighborSampler(BlockSampler):
     first), like :class:`dgl.dataloading.NeighborSampler`, with fastgl's compiled kernels.
 
     Args:
-        fanouts: neighbors per node for each GNN layer, input layer first; ``-1`` takes all.
+        fanouts: neighbors per node for each GNN layer, input layer first (DGL's order;
+            :class:`fastgl.NeighborSampler` takes PyG's, seeds outward); ``-1`` takes all.
         edge_dir: ``"in"`` (the only direction supported).
         prob: name of a non-negative float edge feature: draws are proportional to it and
             zero-probability edges are never drawn.
@@ -113,12 +114,7 @@ class NeighborSampler(BlockSampler):
                 "fastgl NeighborSampler: prob and mask are mutually exclusive; "
                 "multiply the probability by the mask instead"
             )
-        bad = [f for f in fanouts if int(f) < -1]
-        if bad:
-            raise ValueError(
-                f"fastgl NeighborSampler: fanouts must be -1 (all) or >= 0, got {bad[0]}"
-            )
-        self.fanouts = [int(f) for f in fanouts]
+        self.fanouts = checked_fanouts("fastgl NeighborSampler", fanouts)
         self.edge_dir = edge_dir
         self.prob = prob
         self.mask = mask
