@@ -42,6 +42,18 @@ _SIZE_UNITS = {
 }
 
 
+class _DefaultsShown(argparse.HelpFormatter):
+    """``--help`` gives every option's default, except where there is none (``None``, an off
+    flag) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        no_default = action.default is None or action.default is False
+        if no_default or action.default == argparse.SUPPRESS or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
 def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("data")
     data.add_argument(
@@ -54,13 +66,13 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         "rmat: an R-MAT graph with class-correlated features (--rmat-preset)",
     )
     data.add_argument("--root", help="planetoid/ogb directory or npz file")
-    data.add_argument("--name", default="cora", help="planetoid dataset name (cora, citeseer)")
+    data.add_argument("--name", default="cora", help="planetoid dataset: cora, citeseer or pubmed")
     data.add_argument("--split-scheme", help="ogb split folder (default: the only one)")
     data.add_argument(
         "--num-nodes",
         type=int,
         default=100_000,
-        help="size of the synthetic graph (default 100000)",
+        help="size of the synthetic graph",
     )
     data.add_argument(
         "--rmat-preset",
@@ -78,7 +90,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         "--model",
         choices=["sage", "gcn", "gin", "gat"],
         default="sage",
-        help="GNN from fastgl.nn.models (default sage)",
+        help="GNN from fastgl.nn.models",
     )
     model.add_argument(
         "--fanouts",
@@ -87,14 +99,16 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         default=[10, 10],
         help="neighbors per hop, seeds outward (-1 = all); one hop per layer",
     )
-    model.add_argument("--batch-size", type=int, default=512)
-    model.add_argument("--epochs", type=int, default=5)
-    model.add_argument("--hidden", type=int, default=128)
-    model.add_argument("--lr", type=float, default=0.01)
-    model.add_argument("--dropout", type=float, default=0.5)
-    model.add_argument("--weight-decay", type=float, default=0.0)
+    model.add_argument("--batch-size", type=int, default=512, help="seed nodes per mini-batch")
+    model.add_argument("--epochs", type=int, default=5, help="passes over the training nodes")
+    model.add_argument("--hidden", type=int, default=128, help="hidden channels per layer")
+    model.add_argument("--lr", type=float, default=0.01, help="Adam learning rate")
+    model.add_argument("--dropout", type=float, default=0.5, help="dropout probability")
+    model.add_argument("--weight-decay", type=float, default=0.0, help="Adam weight decay")
     model.add_argument("--heads", type=int, default=4, help="attention heads (gat)")
-    model.add_argument("--seed", type=int, default=0)
+    model.add_argument(
+        "--seed", type=int, default=0, help="seed of the data, the model and the sampling"
+    )
     pipeline = parser.add_argument_group("pipeline")
     pipeline.add_argument("--device", default="cpu", help="cpu or cuda")
     pipeline.add_argument(
@@ -102,8 +116,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=8,
         metavar="N",
-        help="sample N batches at once and reorder them by match degree "
-        "(1 = sampling order; default 8)",
+        help="sample N batches at once and reorder them by match degree (1 = sampling order)",
     )
     pipeline.add_argument(
         "--no-match",
@@ -227,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fastgl", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="version, backends, CUDA archs, threads, GPU")
-    train = commands.add_parser("train", help="train a GNN with fastgl's sampler and layers")
+    train = commands.add_parser(
+        "train", help="train a GNN with fastgl's sampler and layers", formatter_class=_DefaultsShown
+    )
     _add_train_arguments(train)
     args = parser.parse_args(argv)
     try:

@@ -53,6 +53,24 @@ def test_gcc_builds_on_x86_64_glibc_carry_wide_cpu_kernels():
     assert _C.cpu_isas == ("avx512f", "avx2", "default")
 
 
+def test_train_help_gives_every_default():
+    import argparse
+
+    from fastgl import cli
+
+    help_text = " ".join(run_fastgl("train", "--help").stdout.split())
+    parser = argparse.ArgumentParser()
+    cli._add_train_arguments(parser)
+    for action in parser._actions:
+        if action.default is None or action.default is False or action.dest == "help":
+            continue
+        assert action.help, f"--{action.dest} has no help"
+        shown = f"(default: {action.default})" in help_text or "default" in action.help
+        assert shown, f"--{action.dest}: its default {action.default!r} is not in --help"
+    assert "cora, citeseer or pubmed (default: cora)" in help_text
+    assert "passes over the training nodes (default: 5)" in help_text
+
+
 def test_train_synthetic_writes_summary(tmp_path):
     summary_path = tmp_path / "summary.json"
     result = run_fastgl(
