@@ -195,11 +195,33 @@ def _load_dataset(args: argparse.Namespace):
     return data.synthetic_node_classification(num_nodes=args.num_nodes, seed=args.seed)
 
 
+def check_device(text: str) -> torch.device:
+    """``--device`` as a device this build of fastgl and this machine can run on, or a
+    ``ValueError`` that says which of the two is missing."""
+    from . import _C
+
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device: expected cpu, cuda or cuda:N, got {text!r}")
+    if device.type == "cuda" and not _C.with_cuda:
+        raise ValueError(
+            f"--device {text}: this fastgl was built without CUDA kernels (see `fastgl info`); "
+            "rebuild with FORCE_CUDA=1 on a machine with the CUDA toolkit, or use --device cpu"
+        )
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {text}: torch sees no GPU on this machine; use --device cpu")
+    return device
+
+
 def _train(args: argparse.Namespace) -> int:
     from .report import default_out_dir, phase_table, write_json, write_run
     from .train import train_node_classifier
 
     cache = parse_cache_budget(args.cache_budget)
+    check_device(args.device)  # before the dataset is built: it may take minutes
     dataset = _load_dataset(args)
     print(dataset)
     summary = train_node_classifier(

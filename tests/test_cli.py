@@ -169,6 +169,27 @@ def test_train_fails_with_clear_error_and_nonzero_exit(tmp_path):
     assert "ind.cora" in result.stderr
 
 
+def test_unusable_device_is_one_error_line_before_any_data(tmp_path):
+    import torch
+
+    from fastgl import _C
+
+    result = run_fastgl("train", "--device", "tpu", check=False, cwd=tmp_path)
+    assert result.returncode == 1
+    assert (
+        result.stderr == "fastgl train: error: --device: expected cpu, cuda or cuda:N, got 'tpu'\n"
+    )
+    assert result.stdout == ""  # the dataset was never built (it would be printed)
+    if _C.with_cuda and torch.cuda.is_available():
+        pytest.skip("CUDA is usable here: --device cuda would train")
+    result = run_fastgl("train", "--device", "cuda", check=False, cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("fastgl train: error: --device cuda: ")
+    assert "built without CUDA kernels" in line or "torch sees no GPU" in line
+    assert not (tmp_path / "runs").exists()
+
+
 def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
     """What `make demo` shows, on a smaller graph: bars, epochs, the phase table, and the logs
     and figure in runs/<timestamp>."""
