@@ -332,6 +332,15 @@ def test_loader_rejects_bad_arguments(dataset, graph, kwargs, message):
 def test_loader_rejects_mismatched_inputs(dataset, graph):
     with pytest.raises(ValueError, match="features have 10 rows"):
         DataLoader(graph, torch.randn(10, 2), None, dataset.train_idx, [2])
+    # The input that disagrees with the graph is named, not the one that disagrees with it.
+    n = graph.num_nodes
+    with pytest.raises(ValueError, match=f"DataLoader: features have {n - 1} rows but the graph"):
+        DataLoader(graph, torch.randn(n - 1, 2), dataset.y, dataset.train_idx, [2])
+    with pytest.raises(ValueError, match=f"DataLoader: labels have {n + 1} rows but the graph"):
+        DataLoader(graph, dataset.x, torch.zeros(n + 1, dtype=torch.long), dataset.train_idx, [2])
+    store = FeatureStore(torch.randn(n - 2, 2))
+    with pytest.raises(ValueError, match=f"DataLoader: features have {n - 2} rows but the graph"):
+        DataLoader(graph, store, None, dataset.train_idx, [2])
     other = CSCGraph.from_edge_index(dataset.edge_index, num_nodes=dataset.num_nodes)
     with pytest.raises(ValueError, match="another graph"):
         DataLoader(graph, dataset.x, None, dataset.train_idx, NeighborSampler(other, [2]))

@@ -129,6 +129,10 @@ class DataLoader:
         if isinstance(features, FeatureStore):
             store = features
         else:
+            # Each input against the graph first: the store compares labels with features only.
+            for name, t in (("features", features), ("labels", labels)):
+                if isinstance(t, Tensor) and t.dim() >= 1:
+                    _check_one_row_per_node(graph, name, t.shape[0])
             store = FeatureStore(
                 features,
                 labels,
@@ -387,10 +391,14 @@ def _check_loader_args(
         raise ValueError(
             f"DataLoader: reorder must be a window of 1 to {MAX_WINDOW} batches, got {window}"
         )
-    if store.num_nodes != graph.num_nodes:
+    _check_one_row_per_node(graph, "features", store.num_nodes)
+
+
+def _check_one_row_per_node(graph: CSCGraph, name: str, rows: int) -> None:
+    if rows != graph.num_nodes:
         raise ValueError(
-            f"DataLoader: features have {store.num_nodes} rows but the graph has "
-            f"{graph.num_nodes} nodes"
+            f"DataLoader: {name} have {rows} rows but the graph has {graph.num_nodes} nodes "
+            "(one row per node)"
         )
 
 
