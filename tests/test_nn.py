@@ -495,6 +495,12 @@ def test_bad_inputs_raise_clear_errors():
         ),
         (lambda: fnn.GraphSAGE(IN, 16, 2)(x, [block]), ValueError, "list of 2 Blocks"),
         (
+            lambda: fnn.GraphSAGE(IN, 16, 2)(x, sub.blocks),
+            TypeError,
+            r"GraphSAGE: got the method SampledSubgraph.blocks itself; call it .*sub.blocks\(\)",
+        ),
+        (lambda: sage(x, sub.blocks), TypeError, "SAGEConv: got the method SampledSubgraph.blocks"),
+        (
             lambda: fnn.GraphSAGE(IN, 16, 2)(x, edge_index, torch.ones(3)),
             ValueError,
             "no edge_weight",

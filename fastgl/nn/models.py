@@ -20,6 +20,7 @@ from torch import Tensor
 
 from fastgl.graph import Block, CSCGraph, check_ids
 
+from ._adjacency import reject_uncalled_blocks
 from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 
@@ -145,6 +146,7 @@ class BasicGNN(torch.nn.Module):
             if isinstance(graph, Tensor):
                 graph = _full_graph(name, graph, x)
             elif not isinstance(graph, CSCGraph):
+                reject_uncalled_blocks(name, graph)
                 raise TypeError(
                     f"{name}: graph must be a list of Blocks, an edge_index tensor or "
                     f"a CSCGraph, got {type(graph).__name__}"
