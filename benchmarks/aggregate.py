@@ -606,11 +606,8 @@ def print_tables(rows: list[dict], structures: list[Structure], device, args) ->
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("aggregate", __doc__)
-    parser.add_argument(
-        "--preset",
-        choices=sorted(RMAT_PRESETS),
-        default="small",
-        help="R-MAT graph the blocks are sampled from (products: ~5 GB RAM)",
+    harness.add_preset_argument(
+        parser, "small", "R-MAT graph the blocks are sampled from (products: ~5 GB RAM)"
     )
     parser.add_argument(
         "--whole-preset",

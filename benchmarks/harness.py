@@ -234,6 +234,13 @@ def argument_parser(name: str, doc: str) -> argparse.ArgumentParser:
     )
 
 
+def add_preset_argument(parser: argparse.ArgumentParser, default: str, help: str) -> None:
+    """``--preset``: the R-MAT graph (a name of ``fastgl.data.rmat.RMAT_PRESETS``)."""
+    from fastgl.data.rmat import RMAT_PRESETS
+
+    parser.add_argument("--preset", choices=sorted(RMAT_PRESETS), default=default, help=help)
+
+
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",

@@ -79,7 +79,6 @@ from benchmarks import harness
 from benchmarks.sampling import TorchNeighborSampler
 from fastgl import CSCGraph
 from fastgl.cli import parse_cache_budget
-from fastgl.data.rmat import RMAT_PRESETS
 from fastgl.data.rmat_features import rmat_node_classification
 from fastgl.loader import (
     PHASES,
@@ -105,12 +104,7 @@ BASELINE = ("d", "(d) plain PyTorch")
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("pipeline", __doc__)
-    parser.add_argument(
-        "--preset",
-        choices=sorted(RMAT_PRESETS),
-        default="products",
-        help="R-MAT graph size (tiny, small for quick runs)",
-    )
+    harness.add_preset_argument(parser, "products", "R-MAT graph size (tiny, small for quick runs)")
     parser.add_argument("--num-features", type=int, default=100)
     parser.add_argument(
         "--fanouts",

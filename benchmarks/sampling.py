@@ -480,11 +480,8 @@ def sample_rows(graph: CSCGraph, args, device) -> list[dict]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("sampling", __doc__)
-    parser.add_argument(
-        "--preset",
-        choices=sorted(RMAT_PRESETS),
-        default="small",
-        help="R-MAT graph size (products: ~1.5 min in all on 2 cores, 8.2 GB RAM)",
+    harness.add_preset_argument(
+        parser, "small", "R-MAT graph size (products: ~1.5 min in all on 2 cores, 8.2 GB RAM)"
     )
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1024, 8000])

@@ -410,7 +410,7 @@ def check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str | No
     names which nodes of a bipartite graph they count."""
     if ids.numel() == 0:
         return
-    low, high = int(ids.min()), int(ids.max())
+    low, high = torch.stack(torch.aminmax(ids)).tolist()  # one pass, one read-back
     if low < 0 or high >= num_nodes:
         bad = low if low < 0 else high
         label, scope = (
