@@ -21,7 +21,7 @@ Usage::
 
 Cases (``--cases``):
 
-* ``blocks``: the largest block (``blocks()[0]``, the input layer) of
+* ``blocks``: the largest block (``blocks[0]``, the input layer) of
   ``NeighborSampler(graph, fanouts).sample(seeds)`` on the R-MAT graph of ``--preset``, with
   ``--batch-size`` seeds drawn without repetition (fixed seed);
 * ``rmat``: a whole R-MAT graph as a ``CSCGraph``, of ``--whole-preset`` (default ``small``:
@@ -36,7 +36,7 @@ Methods, all on the same structure, ``x [num_src, d]`` (standard normal) and fp3
 
 * ``fastgl``: ``fastgl.nn.functional.aggregate(structure, x, edge_weight)``; on a block (a fresh
   copy per call, as a sampled block serves one training step) this includes checking the
-  ``indptr`` the sampler's block carries (``SampledSubgraph.blocks()`` builds it, once for all
+  ``indptr`` the sampler's block carries (``SampledSubgraph.blocks`` builds it, once for all
   of a sample's blocks, outside the timing, as torch.sparse's CSR is) and, for the backward,
   building the transposed structure on every call; a whole graph keeps the transpose cached on
   it across calls (and epochs);
@@ -192,7 +192,7 @@ def block_case(graph: CSCGraph, args, device) -> Structure:
         seeds = torch.randperm(graph.num_nodes, generator=gen)[:count]
     sampler = NeighborSampler(graph, args.fanouts)
     sample_gen = torch.Generator(device=device).manual_seed(args.seed)
-    block: Block = sampler.sample(seeds.to(device), sample_gen).blocks()[0]
+    block: Block = sampler.sample(seeds.to(device), sample_gen).blocks[0]
     info = {
         "source": f"R-MAT {args.preset}, largest block of NeighborSampler(fanouts="
         f"{args.fanouts}), {count} seeds",

@@ -278,7 +278,7 @@ def run_torch(args, data, device, max_batches: int | None = None) -> dict[str, A
         record.sample_s = time.perf_counter() - began
         began = time.perf_counter()
         batch_x = x.index_select(0, sub.nodes).to(device)
-        blocks = [block.to(device) for block in sub.blocks()]
+        blocks = [block.to(device) for block in sub.blocks]
         batch_y = y.index_select(0, sub.nodes[: sub.batch_size]).to(device)
         harness.synchronize(device)
         record.load_s = time.perf_counter() - began

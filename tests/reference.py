@@ -248,7 +248,7 @@ def check_blocks(sub, edge_index: Tensor) -> None:
     """Asserts the DGL-style blocks of ``sub``: input layer first, dst a prefix of src, the last
     block's dst are the seeds, block ``i`` holds the edges of hops ``1 .. L-i``, global ids."""
     edge_index = edge_index.cpu().to(torch.int64)
-    blocks = sub.blocks()
+    blocks = sub.blocks
     num_layers = len(sub.num_sampled_edges)
     assert len(blocks) == num_layers
     node_ends = [sum(sub.num_sampled_nodes[: h + 1]) for h in range(num_layers + 1)]

@@ -70,7 +70,7 @@ def sampled_blocks():
     edge_index = torch.randint(0, 300, (2, 3000), generator=gen)
     graph = CSCGraph.from_edge_index(edge_index, num_nodes=300)
     sub = NeighborSampler(graph, [5, 4]).sample(torch.arange(0, 300, 7), generator=gen)
-    return sub.blocks()
+    return sub.blocks
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max"])

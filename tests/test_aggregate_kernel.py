@@ -86,7 +86,7 @@ def test_transposed_structure_is_built_once(kind, monkeypatch):
         sub = NeighborSampler(graph, [5, 3]).sample(
             torch.arange(40), torch.Generator().manual_seed(0)
         )
-        structure = sub.blocks()[0]
+        structure = sub.blocks[0]
     num_src = graph.num_nodes if kind == "graph" else structure.num_src_nodes
     builds = []
     real = _aggregate._transposed

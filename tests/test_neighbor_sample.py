@@ -162,7 +162,7 @@ def test_exact_small_example_layout():
     assert sub.col.tolist() == [0, 0, 1, 2, 3]
     assert sub.eid.tolist() == [0, 1, 2, 3, 4]
     assert torch.equal(sub.edge_index, torch.stack([sub.row, sub.col]))
-    blocks = sub.blocks()
+    blocks = sub.blocks
     assert [(b.num_src_nodes, b.num_dst_nodes, b.num_edges) for b in blocks] == [
         (5, 4, 5),
         (4, 3, 4),
@@ -393,7 +393,7 @@ def test_no_hops():
     edge_index = random_edge_index(10, 30)
     sub = sample_and_check(edge_index, 10, torch.tensor([3, 3, 1]), [])
     assert sub.nodes.tolist() == [3, 1]
-    assert sub.blocks() == []
+    assert sub.blocks == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -702,7 +702,7 @@ def test_sample_batches_empty_list_and_middle_empty():
 def test_blocks_of_a_three_layer_sample():
     edge_index = random_edge_index(100, 1500, seed=30)
     sub = sample_and_check(edge_index, 100, torch.tensor([5, 17, 42]), [6, 4, 2], seed=31)
-    blocks = sub.blocks()
+    blocks = sub.blocks
     assert len(blocks) == 3
     check_blocks(sub, edge_index)
     assert blocks[-1].dst_nodes.tolist() == [5, 17, 42]
@@ -713,6 +713,12 @@ def test_blocks_of_a_three_layer_sample():
     for b in blocks:
         assert torch.equal(b.src_in_degrees, in_degrees[b.src_nodes])
         assert b.indptr is not None  # checked against dst by check_blocks
+
+
+def test_blocks_is_an_attribute_like_a_loader_batchs():
+    sub = sample_and_check(random_edge_index(50, 400, seed=32), 50, torch.tensor([1, 2]), [3, 2])
+    assert isinstance(sub.blocks, list)
+    assert sub.blocks is sub.blocks  # built once
 
 
 def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
@@ -727,12 +733,12 @@ def test_blocks_of_edges_not_grouped_by_target_carry_no_offsets():
         num_sampled_edges=[3],
         seed_index=torch.tensor([0, 1]),
     )
-    (block,) = sub.blocks()
+    (block,) = sub.blocks
     assert block.indptr is None
     x = torch.tensor([[1.0], [10.0], [100.0]])
     assert aggregate(block, x).tolist() == [[110.0], [100.0]]
     in_order = dataclasses.replace(sub, row=torch.tensor([1, 2, 2]), col=torch.tensor([0, 0, 1]))
-    (block,) = in_order.blocks()
+    (block,) = in_order.blocks
     assert block.indptr.tolist() == [0, 2, 3]
     assert aggregate(block, x).tolist() == [[110.0], [100.0]]
 
@@ -749,7 +755,7 @@ def test_blocks_of_hops_that_do_not_target_the_hop_before_carry_no_offsets():
         num_sampled_edges=[1, 1],
         seed_index=torch.tensor([0]),
     )
-    blocks = sub.blocks()
+    blocks = sub.blocks
     assert all(block.indptr is None for block in blocks)
     assert aggregate(blocks[1], torch.tensor([[1.0], [10.0]])).tolist() == [[10.0]]
 

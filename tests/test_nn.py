@@ -235,7 +235,7 @@ def test_blocks_match_pyg(name):
         num_dst_nodes=4,
     )
     # PyG normalizes a block over its own edges: that is ours for blocks without degrees.
-    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
+    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks]
     for block in plain + [handmade]:
         for b in (block, _shuffled(block)):
             _compare_on_block(ref, ours, name, b, x_all)
@@ -364,7 +364,7 @@ def test_model_on_blocks_matches_pyg(name):
         num_sampled_nodes_per_hop=sub.num_sampled_nodes,
         num_sampled_edges_per_hop=sub.num_sampled_edges,
     )[: sub.batch_size]
-    out = ours(x, [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()])
+    out = ours(x, [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks])
     assert out.shape == (sub.batch_size, 5)
     torch.testing.assert_close(out, expected, **TOL)
 
@@ -384,10 +384,10 @@ def test_gcn_on_full_neighborhood_blocks_is_full_graph_gcn(fanouts):
     torch.manual_seed(11)
     model = fnn.GCN(IN, 16, num_layers=len(fanouts), out_channels=5).eval()
     torch.testing.assert_close(
-        model(x[sub.nodes], sub.blocks()), model(x, edge_index)[seeds], **TOL
+        model(x[sub.nodes], sub.blocks), model(x, edge_index)[seeds], **TOL
     )
     # Without the degrees the sources beyond the destinations count only their self-loop.
-    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
+    plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks]
     assert not torch.allclose(model(x[sub.nodes], plain), model(x, edge_index)[seeds], **TOL)
 
 
@@ -406,7 +406,7 @@ def test_model_trains_on_blocks(name):
     _, _, sub = _sample()
     x = torch.randn(sub.nodes.numel(), IN)
     model = getattr(fnn, name)(IN, 16, 2, 5, dropout=0.3, **MODELS[name]).train()
-    out = model(x, sub.blocks())
+    out = model(x, sub.blocks)
     torch.nn.functional.cross_entropy(out, torch.zeros(out.shape[0], dtype=torch.long)).backward()
     for key, p in model.named_parameters():
         assert p.grad is not None and torch.isfinite(p.grad).all(), key
@@ -419,7 +419,7 @@ def test_gcn_model_edge_weights_per_block():
     x = torch.randn(sub.nodes.numel(), IN)
     model = fnn.GCN(IN, 16, 2, 5)
     # Weighted GCN normalizes over the block's own edges, as a block without degrees does.
-    blocks = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks()]
+    blocks = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks]
     ones = [torch.ones(b.num_edges) for b in blocks]
     torch.testing.assert_close(model(x, blocks, ones), model(x, blocks))
 
@@ -427,7 +427,7 @@ def test_gcn_model_edge_weights_per_block():
 def test_gcn_reads_a_block_weight_like_a_graph_weight():
     """With no edge_weight, GCNConv weighs a Block's edges by its own weight, as a CSCGraph's."""
     _, _, sub = _sample()
-    block = sub.blocks()[0]
+    block = sub.blocks[0]
     x = torch.randn(block.num_src_nodes, IN)
     weight = torch.rand(block.num_edges, generator=torch.Generator().manual_seed(7))
     conv = fnn.GCNConv(IN, OUT)
@@ -445,7 +445,7 @@ def test_bad_inputs_raise_clear_errors():
     x = torch.randn(60, IN)
     sage, gcn = fnn.SAGEConv(IN, OUT), fnn.GCNConv(IN, OUT)
     _, _, sub = _sample()
-    block = sub.blocks()[0]
+    block = sub.blocks[0]
     graph = fastgl.CSCGraph.from_edge_index(edge_index, 60)
     cases = [
         (
@@ -494,12 +494,6 @@ def test_bad_inputs_raise_clear_errors():
             "edge_attr",
         ),
         (lambda: fnn.GraphSAGE(IN, 16, 2)(x, [block]), ValueError, "list of 2 Blocks"),
-        (
-            lambda: fnn.GraphSAGE(IN, 16, 2)(x, sub.blocks),
-            TypeError,
-            r"GraphSAGE: got the method SampledSubgraph.blocks itself; call it .*sub.blocks\(\)",
-        ),
-        (lambda: sage(x, sub.blocks), TypeError, "SAGEConv: got the method SampledSubgraph.blocks"),
         (
             lambda: fnn.GraphSAGE(IN, 16, 2)(x, edge_index, torch.ones(3)),
             ValueError,

@@ -229,7 +229,7 @@ class DataLoader:
                 began = time.perf_counter()
                 nodes = sub.nodes
                 buffer = self.store.assemble(nodes, previous, record)
-                blocks = [block.to(self.device) for block in sub.blocks()]
+                blocks = [block.to(self.device) for block in sub.blocks]
                 y = self.store.labels(batch)
                 _synchronize(self.device)
                 record.load_s += time.perf_counter() - began

@@ -194,16 +194,6 @@ def _is_torch_sparse_object(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "torch_sparse"
 
 
-def reject_uncalled_blocks(where: str, graph: object) -> None:
-    """A clear error for ``sub.blocks`` passed without its call: a sample's blocks come from a
-    method, a loader batch's are an attribute, and the two are easily confused."""
-    if callable(graph) and getattr(graph, "__name__", "") == "blocks":
-        raise TypeError(
-            f"{where}: got the method {graph.__qualname__} itself; call it for the blocks "
-            "(sub.blocks()), or pass a loader batch's batch.blocks"
-        )
-
-
 def adjacency_of(
     where: str,
     x: Features,
@@ -261,7 +251,6 @@ def adjacency_of(
             f"got {type(edge_index).__name__}"
         )
     else:
-        reject_uncalled_blocks(where, edge_index)
         raise TypeError(
             f"{where}: the graph must be an edge_index tensor [2, E], a "
             f"torch_geometric.EdgeIndex, a sparse adj_t [num_dst, num_src], a "

@@ -14,7 +14,7 @@ strategy)`` that aggregates with ES-SpMM, for inference under ``torch.no_grad()`
 
 Example:
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
-    >>> block0, block1 = sub.blocks()
+    >>> block0, block1 = sub.blocks
     >>> conv = SAGEConv(128, 64)
     >>> h = conv(x[sub.nodes], block0)          # [block0.num_dst_nodes, 64]
 """

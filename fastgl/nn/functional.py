@@ -138,7 +138,7 @@ def aggregate(
 
     Example:
         >>> sub = sampler.sample(seeds)
-        >>> h = aggregate(sub.blocks()[0], x[sub.nodes[: sub.blocks()[0].num_src_nodes]])
+        >>> h = aggregate(sub.blocks[0], x[sub.nodes[: sub.blocks[0].num_src_nodes]])
     """
     _check_reduce("aggregate", reduce, _REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("aggregate", structure, x, edge_weight)

@@ -3,14 +3,14 @@
 Each model stacks ``num_layers`` convolutions like PyG's model of the same name
 (``torch_geometric.nn.models``; same ``convs.*`` ``state_dict`` keys, so PyG checkpoints load),
 with the activation and dropout between layers and none after the last. ``forward(x, blocks)``
-runs layer ``i`` on ``blocks[i]`` (input layer first, as :meth:`SampledSubgraph.blocks` returns
+runs layer ``i`` on ``blocks[i]`` (input layer first, as :attr:`SampledSubgraph.blocks` holds
 them) and returns one row per seed; ``forward(x, edge_index)`` (or a CSCGraph) runs every layer on
 the full graph. ``forward(..., approx=ESSpMM(width=16))`` runs inference with ES-SpMM.
 
 Example:
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
     >>> model = GraphSAGE(128, 256, num_layers=2, out_channels=47)
-    >>> logits = model(x[sub.nodes], sub.blocks())      # [len(seeds), 47]
+    >>> logits = model(x[sub.nodes], sub.blocks)      # [len(seeds), 47]
 """
 
 from collections.abc import Callable, Sequence
@@ -20,7 +20,6 @@ from torch import Tensor
 
 from fastgl.graph import Block, CSCGraph, check_ids
 
-from ._adjacency import reject_uncalled_blocks
 from .approx import ESSpMM
 from .conv import GATConv, GCNConv, GINConv, SAGEConv, _Linear
 
@@ -146,7 +145,6 @@ class BasicGNN(torch.nn.Module):
             if isinstance(graph, Tensor):
                 graph = _full_graph(name, graph, x)
             elif not isinstance(graph, CSCGraph):
-                reject_uncalled_blocks(name, graph)
                 raise TypeError(
                     f"{name}: graph must be a list of Blocks, an edge_index tensor or "
                     f"a CSCGraph, got {type(graph).__name__}"

@@ -29,7 +29,7 @@ class NeighborSampler:
     Example:
         >>> sampler = NeighborSampler(graph, [15, 10, 5])
         >>> sub = sampler.sample(torch.tensor([0, 42, 7]))
-        >>> blocks = sub.blocks()            # input layer first
+        >>> blocks = sub.blocks            # input layer first
         >>> subs = sampler.sample_batches([batch_a, batch_b])   # one compiled call for both
     """
 
@@ -110,7 +110,7 @@ def neighbor_sample(
 
     Example:
         >>> sub = fastgl.sampling.neighbor_sample(graph, torch.tensor([3, 1]), [10, 5])
-        >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks()[0].num_src_nodes
+        >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks[0].num_src_nodes
     """
     return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)
 

@@ -2,6 +2,7 @@
 (:class:`fastgl.Block`)."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -48,8 +49,10 @@ class SampledSubgraph:
         """``[2, E]`` local edges, PyG orientation (row 0 = source)."""
         return torch.stack([self.row, self.col])
 
+    @cached_property
     def blocks(self) -> list[Block]:
-        """The message-flow graphs for an ``L``-layer GNN, input layer first (DGL order).
+        """The message-flow graphs for an ``L``-layer GNN, input layer first (DGL order), built
+        on first access (an attribute, as on a loader batch).
 
         Block ``i`` carries the edges sampled at hops ``1 .. L-i``: its destinations are the nodes
         of hops ``0 .. L-i-1`` and its sources add the nodes of hop ``L-i``. Every node therefore
