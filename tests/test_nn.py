@@ -383,9 +383,7 @@ def test_gcn_on_full_neighborhood_blocks_is_full_graph_gcn(fanouts):
     x = torch.randn(120, IN, generator=g)
     torch.manual_seed(11)
     model = fnn.GCN(IN, 16, num_layers=len(fanouts), out_channels=5).eval()
-    torch.testing.assert_close(
-        model(x[sub.nodes], sub.blocks), model(x, edge_index)[seeds], **TOL
-    )
+    torch.testing.assert_close(model(x[sub.nodes], sub.blocks), model(x, edge_index)[seeds], **TOL)
     # Without the degrees the sources beyond the destinations count only their self-loop.
     plain = [dataclasses.replace(b, src_in_degrees=None) for b in sub.blocks]
     assert not torch.allclose(model(x[sub.nodes], plain), model(x, edge_index)[seeds], **TOL)
