@@ -1,4 +1,4 @@
-"""What a training run leaves behind: a phase table, JSON logs and a breakdown figure.
+"""What a training run leaves behind: a phase table, JSON logs and a figure.
 
 The training loop produces one record (a dict) per epoch::
 
@@ -9,13 +9,19 @@ The training loop produces one record (a dict) per epoch::
      "batches": 12, "match_degree": 0.71}
 
 The phases are those of FastGL (ASPLOS '24, Figure 3): neighbor sampling, Fused-Map relabeling
-(``idmap``), match-degree reordering, loading (feature gather, host-to-device copy, batch
-assembly), compute (forward, backward, step) and the time the loop waited for its next batch.
-With prefetching, sampling and loading overlap compute, so the phases can sum past the epoch time;
-the table and the figure show both so the overlap is visible.
+(``idmap``), match-degree reordering, loading (feature gather, plus the copy to the GPU when the
+run computes on one), compute (forward, backward, step) and the time compute waited for its next
+batch. With prefetching, sampling and loading run in a background thread while the previous batch
+computes, so the phases can add up to more than the epoch time; the table and the figure say so
+when it happens.
 
-Every field but ``time_s`` (and the phases for the figure) may be missing, ``None`` or NaN; it is
-then shown as ``-``. matplotlib is only needed for :func:`plot_run`, and is imported there.
+The run's config (the ``config`` of :func:`fastgl.train.train_node_classifier`) names the
+``device``, which decides what loading and the bytes moved are called (nothing is copied to a GPU
+on the CPU), and ``prefetch``. Without a config the wording stays neutral.
+
+Every field but ``time_s`` (and the phases for the figure) may be missing, ``None``, NaN or
+infinite; it is then shown as ``-``. matplotlib is only needed for :func:`build_figure`, and is
+imported there.
 """
 
 from __future__ import annotations
@@ -23,22 +29,40 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastgl.loader.stats import PHASES  # known phases in pipeline order; others come after, sorted
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 Record = Mapping[str, Any]
-#: Legend labels for the figure; other phases are labelled by their key without ``_s``.
+#: How the known phases are named in the summary table and the figure; the load phase is named
+#: by :func:`phase_label` after the run's device, other phases by their key without ``_s``.
 PHASE_LABELS = {
     "sample_s": "sample",
     "idmap_s": "id map",
     "reorder_s": "reorder",
-    "load_s": "load (gather + H2D)",
+    "load_s": "load",
     "compute_s": "compute",
-    "wait_s": "wait",
+    "wait_s": "wait for next batch",
+}
+# What loading does, by the kind of device the run computed on (None: no config to tell).
+_LOAD_LABELS = {
+    "cpu": "load (gather)",
+    "gpu": "load (gather + copy to GPU)",
+    None: PHASE_LABELS["load_s"],
+}
+# What bytes_h2d counts, by device kind: on the CPU no byte crosses to a device, the rows are
+# copied from the feature store into the batch buffers.
+_BYTES_LABELS = {
+    "cpu": ("copied", "features copied into batch buffers"),
+    "gpu": ("to GPU", "features copied to GPU"),
+    None: ("copied", "features copied"),
 }
 # Fixed colors per phase so that figures from different runs can be compared at a glance.
 _PHASE_COLORS = {
@@ -49,7 +73,22 @@ _PHASE_COLORS = {
     "compute_s": "tab:green",
     "wait_s": "lightgray",
 }
-_MAX_TABLE_WIDTH = 120
+_OTHER_PHASE_COLOR = "tab:olive"
+_OVERLAP_NOTE = (
+    "Sampling and loading run in a background thread while the previous batch computes, so the "
+    "phases add up to more than the epoch time; 'wait' is the time compute waited for its next "
+    "batch."
+)
+# Behind a bar's label, so that the epoch time's line, drawn across the bars, never crosses it.
+_LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 1}
+# Phases that add up to at most this much of the epoch time are not called overlapping: a
+# percent or two over is timer noise (with one batch per epoch nothing overlaps, yet the sum can
+# read 101%), not something to explain.
+_OVERLAP_MARGIN = 1.05
+_MAX_TABLE_WIDTH = 100
+# Up to this many epochs, each point of a curve gets a marker (a single epoch is otherwise an
+# invisible line); beyond, markers only blur the line.
+_MAX_EPOCHS_WITH_MARKERS = 30
 
 
 def format_bytes(n: float) -> str:
@@ -83,91 +122,156 @@ def phase_keys(records: Sequence[Record]) -> list[str]:
     return [k for k in PHASES if k in present] + sorted(present.difference(PHASES))
 
 
-def phase_table(records: Sequence[Record]) -> str:
-    """A fixed-width text table of where each epoch's time went, plus a ``mean`` row.
-
-    Columns: epoch, epoch time (s), each phase as ``seconds percent`` of the epoch time, bytes
-    copied host-to-device, reused rows (``rows_reused / (rows_loaded + rows_reused +
-    rows_cached)``) and the match degree. The mean row averages seconds and bytes per epoch; its
-    percentages are of the mean epoch time and its reuse is over all epochs' rows. With the six
-    known phases the table fits in 120 columns.
+def phase_label(key: str, config: Mapping[str, Any] | None = None) -> str:
+    """How the phase ``key`` is named for a reader; loading is named after the run's device.
 
     Example:
-        >>> print(phase_table([{"epoch": 1, "time_s": 2.0, "phases": {"sample_s": 0.5}}]))
+        >>> phase_label("load_s", {"device": "cpu"}), phase_label("load_s", {"device": "cuda:0"})
+        ('load (gather)', 'load (gather + copy to GPU)')
+        >>> phase_label("load_s"), phase_label("wait_s"), phase_label("gpu_cache_s")
+        ('load', 'wait for next batch', 'gpu_cache')
+    """
+    if key == "load_s":
+        return _LOAD_LABELS[_device_kind(config)]
+    return PHASE_LABELS.get(key, key.removesuffix("_s"))
+
+
+def phase_table(
+    records: Sequence[Record],
+    *,
+    per_epoch: bool = False,
+    config: Mapping[str, Any] | None = None,
+) -> str:
+    """Where the epochs' time went, as fixed-width text.
+
+    By default a summary of the means over all epochs, as long for 1 epoch as for 500: the epoch
+    time, one row per phase with its seconds and % of the epoch time, the feature bytes copied
+    per epoch, the rows reused from the previous batch (``rows_reused / (rows_loaded +
+    rows_reused + rows_cached)`` over all epochs) and the match degree. With ``per_epoch``, a
+    table with one row per epoch and a ``mean`` row instead. Percentages are of the (mean) epoch
+    time. When the config says batches were prefetched and the phases add up to more than the
+    epoch time (by more than the 5% of timer noise), a closing sentence says why. The summary
+    fits in 100 columns; the per-epoch table too, with the six known phases each under 10 s.
+
+    Args:
+        records: one dict per epoch (see the module docstring); at least one.
+        per_epoch: show every epoch, not only the means.
+        config: the run's config: its ``device`` names the load phase and the bytes copied, its
+            ``prefetch`` tells whether phases overlap. Without it the wording is neutral.
+
+    Raises:
+        ValueError: ``records`` is empty.
+
+    Example:
+        >>> record = {"epoch": 1, "time_s": 2.0, "phases": {"sample_s": 0.5, "load_s": 1.0,
+        ...           "compute_s": 1.5}, "bytes_h2d": 3 * 2**20, "rows_loaded": 1,
+        ...           "rows_reused": 3, "rows_cached": 0}
+        >>> print(phase_table([record], config={"device": "cuda:0", "prefetch": False}))
+        mean of 1 epoch: 2.000 s per training epoch
+        phase                        seconds  % of epoch
+        sample                         0.500         25%
+        load (gather + copy to GPU)    1.000         50%
+        compute                        1.500         75%
+        features copied to GPU: 3.0 MiB per epoch
+        rows reused from the previous batch: 75% (match degree -)
+        >>> print(phase_table([record], per_epoch=True, config={"device": "cpu", "prefetch": True}))
         ... # doctest: +NORMALIZE_WHITESPACE
-        phases: seconds and % of the epoch time (they overlap when batches are prefetched)
-        epoch  time_s    sample  H2D  reused  match
-            1    2.00  0.50 25%    -       -      -
-         mean    2.00  0.50 25%    -       -      -
-        phases sum to 25% of the epoch time (mean)
+        seconds per phase and % of the epoch time (time_s) per epoch, then their mean
+        epoch  time_s    sample      load   compute   copied  reused  match
+            1    2.00  0.50 25%  1.00 50%  1.50 75%  3.0 MiB     75%      -
+         mean    2.00  0.50 25%  1.00 50%  1.50 75%  3.0 MiB     75%      -
+        copied: features copied into batch buffers, per epoch
+        Sampling and loading run in a background thread while the previous batch computes, so the
+        phases add up to more than the epoch time; 'wait' is the time compute waited for its next
+        batch.
     """
     if not records:
         raise ValueError("phase_table: no epochs to show")
     phases = phase_keys(records)
-    header = [
-        "epoch",
-        "time_s",
-        *(key.removesuffix("_s") for key in phases),
-        "H2D",
-        "reused",
-        "match",
-    ]
     mean = _mean_record(records, phases)
-    rows = [_table_row(str(r.get("epoch", i + 1)), r, phases) for i, r in enumerate(records)]
-    rows.append(_table_row("mean", mean, phases))
-    widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in [header, *rows]]
-    caption = "phases: seconds and % of the epoch time (they overlap when batches are prefetched)"
-    phase_sum = sum(v for v in mean["phases"].values() if v is not None)
-    overlap = f"phases sum to {_percent(phase_sum, mean['time_s'])} of the epoch time (mean)"
-    return "\n".join([caption, *lines, overlap])
+    if per_epoch:
+        lines = _per_epoch_lines(records, mean, phases, config)
+    else:
+        lines = _summary_lines(len(records), mean, config)
+    if _phases_overlap(mean, config):
+        lines += textwrap.wrap(_OVERLAP_NOTE, _MAX_TABLE_WIDTH)
+    return "\n".join(lines)
 
 
-def plot_run(records: Sequence[Record], path: str | os.PathLike, title: str | None = None) -> Path:
-    """Save a two-panel PNG: the learning curve, and per-epoch phase time against epoch time.
+def build_figure(
+    records: Sequence[Record],
+    title: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Figure:
+    """A figure of the run: training loss, accuracy, and the mean time per epoch by phase.
 
-    Left: training loss per epoch, with validation accuracy on a second axis when recorded.
-    Right: each epoch's phase seconds as stacked bars (as FastGL's Figure 3), with the measured
-    epoch time as a black line over each bar; a bar above its line shows how much overlapped.
+    Left, over the epochs: the training loss, and below it the training and validation
+    accuracy (each curve whose epochs recorded it), each on its own axes. Curves of up to 30
+    epochs mark each epoch, so that a single epoch shows as a point. Right, as means over the
+    epochs: all phases stacked into one bar, then one horizontal bar per phase, each labelled
+    with its seconds per epoch and % of the epoch time, and the measured epoch time as a dashed
+    line across them. When the config says batches were prefetched and the phases add up to
+    more than the epoch time (the stacked bar passes the line), a note under the bars says why.
+
+    The figure is a bare :class:`matplotlib.figure.Figure` on an Agg canvas, not a pyplot one: it
+    needs no display and leaves the caller's pyplot state (in a notebook, say) untouched.
+
+    Args:
+        records: one dict per epoch (see the module docstring); at least one.
+        title: a title over the whole figure (none by default).
+        config: the run's config: its ``device`` names the load phase, its ``prefetch`` tells
+            whether phases overlap. Without it the wording is neutral.
+
+    Raises:
+        ValueError: ``records`` is empty.
+        ImportError: matplotlib is not installed (the message says how to install it).
+
+    Example:
+        >>> fig = build_figure(records, "sage on products", config)  # doctest: +SKIP
+        >>> fig.savefig("run.png")  # doctest: +SKIP
+    """
+    if not records:
+        raise ValueError("build_figure: no epochs to plot")
+    figure_class, canvas_class = _matplotlib()
+    fig = figure_class(figsize=(12, 6), dpi=100, layout="constrained")
+    canvas_class(fig)
+    left, right = fig.add_gridspec(1, 2, width_ratios=(1, 1.15))
+    loss_ax, accuracy_ax = fig.add_subfigure(left).subplots(2, 1)
+    epochs = [r.get("epoch", i + 1) for i, r in enumerate(records)]
+    _plot_loss(loss_ax, epochs, records)
+    _plot_accuracy(accuracy_ax, epochs, records)
+    _plot_phase_means(fig.add_subfigure(right), records, config)
+    if title:
+        fig.suptitle(title, fontsize="x-large")
+    return fig
+
+
+def plot_run(
+    records: Sequence[Record],
+    path: str | os.PathLike,
+    title: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Path:
+    """Save the :func:`build_figure` of ``records`` as a PNG at ``path``.
 
     Args:
         records: one dict per epoch (see the module docstring); at least one.
         path: the PNG file to write; its directory must exist.
-        title: a title over both panels (none by default).
+        title: a title over the whole figure (none by default).
+        config: the run's config (see :func:`build_figure`).
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
 
     Raises:
+        ValueError: ``records`` is empty.
         ImportError: matplotlib is not installed (the message says how to install it).
 
     Example:
-        >>> plot_run(records, "runs/20261122-153012/figure.png", title="sage on products")
+        >>> plot_run(records, "runs/20261122-153012/figure.png", "sage on products", config)
         ... # doctest: +SKIP
     """
-    if not records:
-        raise ValueError("plot_run: no epochs to plot")
-    try:
-        import matplotlib  # noqa: F401  (first, so a blocked matplotlib fails here)
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise ImportError(
-            "plot_run needs matplotlib, which is not installed: pip install matplotlib"
-        ) from error
-
-    # A bare Figure on an Agg canvas, not pyplot: it needs no display, and it leaves the global
-    # backend and figure list of the caller's process (a notebook, say) untouched.
-    fig = Figure(figsize=(10, 4), dpi=120)
-    FigureCanvasAgg(fig)
-    left, right = fig.subplots(1, 2)
-    epochs = [r.get("epoch", i + 1) for i, r in enumerate(records)]
-    _plot_learning_curve(left, epochs, records)
-    _plot_phase_bars(right, epochs, records)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path)
+    build_figure(records, title, config).savefig(path)
     return Path(path)
 
 
@@ -211,7 +315,7 @@ def write_run(
     figure = out / "figure.png"
     try:
         if records:
-            written["figure"] = plot_run(records, figure, title=_run_title(summary, config))
+            written["figure"] = plot_run(records, figure, _run_title(summary, config), config)
         else:
             written["note"] = "figure.png skipped: no epochs to plot"
     except ImportError as error:
@@ -248,13 +352,31 @@ def default_out_dir(base: str | os.PathLike = "runs", now: datetime | None = Non
             suffix += 1
 
 
+def _device_kind(config: Mapping[str, Any] | None) -> str | None:
+    """``"cpu"`` or ``"gpu"`` after the config's ``device``; ``None`` when it names none."""
+    device = (config or {}).get("device")
+    if device is None:
+        return None
+    # str() also reads a torch.device; "cuda:0" and "cuda" are both a GPU.
+    return "cpu" if str(device).split(":")[0] == "cpu" else "gpu"
+
+
+def _phases_overlap(mean: Record, config: Mapping[str, Any] | None) -> bool:
+    """Whether the mean phases add up past the mean epoch time because batches were prefetched."""
+    time_s = mean["time_s"]
+    phase_sum = sum(v for v in mean["phases"].values() if v is not None)
+    prefetched = bool((config or {}).get("prefetch"))
+    return prefetched and time_s is not None and phase_sum > _OVERLAP_MARGIN * time_s
+
+
 def _number(mapping: Mapping[str, Any] | None, key: str) -> float | None:
-    """``mapping[key]`` as a float, or ``None`` when missing, ``None`` or NaN."""
+    """``mapping[key]`` as a float, or ``None`` when missing, ``None``, NaN or infinite (as the
+    JSON logs have it: an infinite epoch time would also leave the figure without an axis)."""
     value = (mapping or {}).get(key)
     if value is None:
         return None
     value = float(value)
-    return None if math.isnan(value) else value
+    return value if math.isfinite(value) else None
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -264,7 +386,7 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def _mean_record(records: Sequence[Record], phases: list[str]) -> dict[str, Any]:
-    """A record of per-epoch means, with row counts summed so the mean row's reuse is over all."""
+    """A record of per-epoch means, with row counts summed so the mean's reuse is over all."""
     mean = {
         key: _mean([_number(r, key) for r in records])
         for key in ("time_s", "bytes_h2d", "match_degree")
@@ -278,26 +400,90 @@ def _mean_record(records: Sequence[Record], phases: list[str]) -> dict[str, Any]
     return mean
 
 
+def _summary_lines(epochs: int, mean: Record, config: Mapping[str, Any] | None) -> list[str]:
+    """The summary :func:`phase_table` shows by default: means only, one row per phase."""
+    time_s = mean["time_s"]
+    rows = [["phase", "seconds", "% of epoch"]]
+    rows += [
+        [phase_label(key, config), _seconds(seconds, 3), _percent(seconds, time_s)]
+        for key, seconds in mean["phases"].items()
+    ]
+    bytes_h2d, match = mean["bytes_h2d"], mean["match_degree"]
+    copied = "-" if bytes_h2d is None else format_bytes(bytes_h2d)
+    return [
+        f"mean of {_count(epochs, 'epoch')}: {_seconds(time_s, 3)} s per training epoch",
+        *_aligned(rows, left_columns=1),
+        f"{_BYTES_LABELS[_device_kind(config)][1]}: {copied} per epoch",
+        f"rows reused from the previous batch: {_reuse(mean)} "
+        f"(match degree {'-' if match is None else f'{match:.2f}'})",
+    ]
+
+
+def _per_epoch_lines(
+    records: Sequence[Record], mean: Record, phases: list[str], config: Mapping[str, Any] | None
+) -> list[str]:
+    """The table :func:`phase_table` shows with ``per_epoch``: a row per epoch, then the mean."""
+    bytes_header, bytes_meaning = _BYTES_LABELS[_device_kind(config)]
+    header = ["epoch", "time_s", *(key.removesuffix("_s") for key in phases)]
+    header += [bytes_header, "reused", "match"]
+    rows = [_table_row(str(r.get("epoch", i + 1)), r, phases) for i, r in enumerate(records)]
+    rows.append(_table_row("mean", mean, phases))
+    return [
+        "seconds per phase and % of the epoch time (time_s) per epoch, then their mean",
+        *_aligned([header, *rows]),
+        f"{bytes_header}: {bytes_meaning}, per epoch",
+    ]
+
+
+def _aligned(rows: list[list[str]], left_columns: int = 0) -> list[str]:
+    """``rows`` as lines of columns two spaces apart: the first ``left_columns`` left-aligned
+    (names), the others right-aligned (numbers)."""
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.ljust(width) if c < left_columns else cell.rjust(width)
+            for c, (cell, width) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in rows
+    ]
+
+
 def _table_row(label: str, record: Record, phases: list[str]) -> list[str]:
-    """The cells of one table row."""
+    """The cells of one row of the per-epoch table."""
     time_s = _number(record, "time_s")
-    cells = [label, "-" if time_s is None else f"{time_s:.2f}"]
+    cells = [label, _seconds(time_s)]
     for key in phases:
         seconds = _number(record.get("phases"), key)
-        cells.append("-" if seconds is None else f"{seconds:.2f} {_percent(seconds, time_s):>4}")
-    h2d = _number(record, "bytes_h2d")
+        cells.append("-" if seconds is None else f"{seconds:.2f} {_percent(seconds, time_s):>3}")
+    bytes_h2d = _number(record, "bytes_h2d")
     match = _number(record, "match_degree")
     cells += [
-        "-" if h2d is None else format_bytes(h2d),
+        "-" if bytes_h2d is None else format_bytes(bytes_h2d),
         _reuse(record),
         "-" if match is None else f"{match:.2f}",
     ]
     return cells
 
 
-def _percent(part: float, whole: float | None) -> str:
-    """``part`` as a whole percentage of ``whole``; ``-`` when ``whole`` is unknown or zero."""
-    return "-" if not whole else f"{100 * part / whole:.0f}%"
+def _count(n: int, noun: str) -> str:
+    """``"1 epoch"``, ``"5 epochs"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _seconds(value: float | None, decimals: int = 2) -> str:
+    """``value`` seconds with ``decimals`` decimals, ``-`` when unknown."""
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` for a label: in milliseconds below a tenth of a second, where two decimals of
+    a second would read 0.00."""
+    return f"{seconds * 1000:.1f} ms" if seconds < 0.1 else f"{seconds:.2f} s"
+
+
+def _percent(part: float | None, whole: float | None) -> str:
+    """``part`` as a whole percentage of ``whole``; ``-`` when either is unknown or ``whole`` 0."""
+    return "-" if part is None or not whole else f"{100 * part / whole:.0f}%"
 
 
 def _reuse(record: Record) -> str:
@@ -309,86 +495,137 @@ def _reuse(record: Record) -> str:
 
 
 def _run_title(summary: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
-    """``"<model> on <dataset>"`` from whichever of the two the run recorded, else ``None``."""
+    """``"<model> on <dataset> (<device>)"`` from whichever the run recorded, else ``None``."""
     model = config.get("model")
     dataset = summary.get("dataset") or config.get("dataset")
-    parts = [str(p) for p in (model, dataset) if p]
-    return " on ".join(parts) or None
+    title = " on ".join(str(p) for p in (model, dataset) if p)
+    device = config.get("device")
+    if device is not None:
+        title = f"{title} ({device})".lstrip()
+    return title or None
 
 
-def _plot_learning_curve(ax: Any, epochs: list[Any], records: Sequence[Record]) -> None:
-    """Loss per epoch on ``ax``; validation accuracy on a twin axis when any epoch has it."""
-    marker = "o" if len(epochs) <= 30 else None  # markers on long runs only blur the line
-    nan = float("nan")
-    loss = [_number(r, "loss") for r in records]
-    handles = ax.plot(
-        epochs,
-        [nan if v is None else v for v in loss],
-        marker=marker,
-        color="tab:blue",
-        label="training loss",
-    )
+def _matplotlib() -> tuple[Any, Any]:
+    """matplotlib's ``Figure`` and Agg ``FigureCanvasAgg``, or an ImportError saying what to do."""
+    try:
+        import matplotlib  # noqa: F401  (first, so a blocked matplotlib fails here)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError(
+            "the run's figure needs matplotlib, which is not installed: pip install matplotlib"
+        ) from error
+    return Figure, FigureCanvasAgg
+
+
+def _plot_curve(ax: Any, epochs: list[Any], values: list[float | None], **style: Any) -> None:
+    """One per-epoch curve on ``ax``; unknown values leave a gap."""
+    marker = "o" if len(epochs) <= _MAX_EPOCHS_WITH_MARKERS else None
+    ys = [math.nan if v is None else v for v in values]
+    ax.plot(epochs, ys, marker=marker, markersize=4, linewidth=1.5, **style)
+
+
+def _epoch_axis(ax: Any, epochs: list[Any]) -> None:
+    """Label ``ax``'s x axis as epochs, at whole numbers only; a single epoch gets one tick and
+    half an epoch of room each side (matplotlib would zoom into a fraction of it)."""
     ax.set_xlabel("epoch")
-    ax.set_ylabel("training loss")
-    ax.set_title("learning curve")
     ax.xaxis.get_major_locator().set_params(integer=True)
-    val_acc = [_number(r, "val_acc") for r in records]
-    top = ax
-    if any(v is not None for v in val_acc):
-        top = ax.twinx()
-        handles += top.plot(
-            epochs,
-            [nan if v is None else v for v in val_acc],
-            marker=marker,
-            color="tab:orange",
-            label="validation accuracy",
-        )
-        top.set_ylabel("validation accuracy")
-    # On the topmost axes, or the twin's line is drawn over it; loss falls and accuracy rises,
-    # so the middle of the right edge is usually free.
-    top.legend(handles=handles, loc="center right", fontsize="small")
+    if len(epochs) == 1:
+        ax.set_xticks(epochs)
+        ax.set_xlim(epochs[0] - 0.5, epochs[0] + 0.5)
+    ax.grid(alpha=0.3)
 
 
-def _plot_phase_bars(ax: Any, epochs: list[Any], records: Sequence[Record]) -> None:
-    """Stacked phase seconds per epoch on ``ax``, and the measured epoch time over each bar."""
-    positions = list(range(len(records)))
-    bottom = [0.0] * len(records)
-    for key in phase_keys(records):
-        heights = [_number(r.get("phases"), key) or 0.0 for r in records]
-        ax.bar(
-            positions,
-            heights,
-            bottom=bottom,
-            width=0.7,
-            label=PHASE_LABELS.get(key, key.removesuffix("_s")),
-            color=_PHASE_COLORS.get(key),
-            hatch="//" if key == "wait_s" else None,
-            edgecolor="white",
-            linewidth=0.5,
-        )
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    times = [_number(r, "time_s") for r in records]
-    shown = [(p, t) for p, t in zip(positions, times) if t is not None]
-    if shown:
-        xs, ts = zip(*shown)
-        ax.hlines(
-            ts,
-            [x - 0.45 for x in xs],
-            [x + 0.45 for x in xs],
-            colors="black",
-            linewidth=2,
-            label="epoch time (measured)",
-        )
-    ax.set_xticks(positions, [str(e) for e in epochs])
-    if len(positions) > 20:  # keep about 10 tick labels so they stay readable
-        step = math.ceil(len(positions) / 10)
-        for i, label in enumerate(ax.get_xticklabels()):
-            label.set_visible(i % step == 0)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("seconds")
-    ax.set_title("time per phase (bars) vs epoch time (line)")
-    # Outside the axes, on the right, so the legend never hides a bar.
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+def _plot_loss(ax: Any, epochs: list[Any], records: Sequence[Record]) -> None:
+    """The training loss per epoch on ``ax``."""
+    _plot_curve(ax, epochs, [_number(r, "loss") for r in records], color="tab:blue")
+    ax.set_title("training loss")
+    ax.set_ylabel("loss")
+    _epoch_axis(ax, epochs)
+
+
+def _plot_accuracy(ax: Any, epochs: list[Any], records: Sequence[Record]) -> None:
+    """Training and validation accuracy per epoch on ``ax``, each when any epoch recorded it."""
+    lowest = 1.0
+    for key, label, color in (
+        ("train_acc", "train", "tab:blue"),
+        ("val_acc", "validation", "tab:orange"),
+    ):
+        values = [_number(r, key) for r in records]
+        known = [v for v in values if v is not None]
+        if known:
+            _plot_curve(ax, epochs, values, color=color, label=label)
+            lowest = min(lowest, *known)
+    # From the tenth below the lowest accuracy to 100%: a gain of a point stays visible, and
+    # two runs' figures keep a comparable top.
+    ax.set_ylim(max(0.0, math.floor((lowest - 0.05) * 10) / 10), 1.0)
+    ax.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    ax.set_title("accuracy")
+    ax.set_ylabel("accuracy")
+    if ax.get_lines():
+        ax.legend(loc="lower right", fontsize="small")
+    _epoch_axis(ax, epochs)
+
+
+def _plot_phase_means(
+    panel: Any, records: Sequence[Record], config: Mapping[str, Any] | None
+) -> None:
+    """The mean time per epoch by phase on ``panel`` (a subfigure): on top, all phases stacked
+    into one bar; under it, one bar per phase; across them, the mean epoch time as a dashed line;
+    under the axes, the overlap note when it applies."""
+    ax = panel.subplots()
+    phases = phase_keys(records)
+    mean = _mean_record(records, phases)
+    time_s = mean["time_s"]
+    seconds = [mean["phases"][key] or 0.0 for key in phases]
+    colors = [_PHASE_COLORS.get(key, _OTHER_PHASE_COLOR) for key in phases]
+    # The stacked bar sits at 0, the phases from 1.3 down: the gap sets the sum apart.
+    rows = [1.3 + i for i in range(len(phases))]
+    _stacked_phases_bar(ax, seconds, colors, time_s)
+    bars = ax.barh(rows, seconds, color=colors, height=0.6)
+    labels = ax.bar_label(
+        bars, [_seconds_and_share(s, time_s) for s in seconds], padding=4, fontsize="small"
+    )
+    for label in labels:
+        label.set_bbox(_LABEL_BOX)
+    ax.set_yticks([0, *rows], ["all phases", *(phase_label(key, config) for key in phases)])
+    bottom = rows[-1] + 0.5 if rows else 0.5
+    # Pipeline order from the top; the space above the stacked bar holds the epoch time's label.
+    ax.set_ylim(bottom, -1.2)
+    ax.set_xlim(0, 1.3 * max(sum(seconds), time_s or 0.0) or 1.0)  # room for the bar labels
+    if time_s is not None:
+        ax.vlines(time_s, -0.6, bottom, colors="black", linestyles="--")
+        ax.text(time_s, -0.7, f"epoch time {_duration(time_s)}", ha="center", va="bottom")
+    ax.set_xlabel("seconds per epoch")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"time per epoch by phase (mean of {_count(len(records), 'epoch')})")
+    if _phases_overlap(mean, config):
+        panel.supxlabel(textwrap.fill(_OVERLAP_NOTE, 90), fontsize="small", ha="left", x=0.02)
+
+
+def _stacked_phases_bar(
+    ax: Any, seconds: list[float], colors: list[str], time_s: float | None
+) -> None:
+    """All phases end to end in one bar at y = 0, labelled with their sum: where it passes the
+    epoch time line, phases overlapped."""
+    start = 0.0
+    for width, color in zip(seconds, colors):
+        ax.barh(0, width, left=start, color=color, height=0.6, edgecolor="white", linewidth=0.5)
+        start += width
+    ax.annotate(
+        _seconds_and_share(start, time_s),
+        (start, 0),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize="small",
+        bbox=_LABEL_BOX,
+    )
+
+
+def _seconds_and_share(seconds: float, time_s: float | None) -> str:
+    """A bar's label: its seconds and their share of the epoch time."""
+    return f"{_duration(seconds)} ({_percent(seconds, time_s)})"
 
 
 def _jsonable(value: Any) -> Any:
