@@ -294,21 +294,12 @@ def _derive_generators(seed: int) -> tuple[torch.Generator, int]:
 
 
 def _format_epoch(stats: dict[str, Any], epochs: int) -> str:
-    """One log line: loss, accuracies, epoch time, the phases and the data moved."""
-    from fastgl.report import format_bytes
-
-    phases = stats["phases"]
-    reused = stats["rows_reused"] / max(
-        stats["rows_loaded"] + stats["rows_reused"] + stats["rows_cached"], 1
-    )
+    """One short log line: loss, accuracies and the epoch's time; the phases and the data moved
+    are in the run's table and logs."""
     return (
         f"epoch {stats['epoch']:>{len(str(epochs))}}/{epochs} | loss {stats['loss']:.4f} | "
         f"train acc {stats['train_acc']:.4f} | val acc {stats['val_acc']:.4f} | "
-        f"{stats['time_s']:.2f}s (sample {phases['sample_s']:.2f}s, "
-        f"id-map {phases['idmap_s']:.2f}s, load {phases['load_s']:.2f}s, "
-        f"compute {phases['compute_s']:.2f}s, wait {phases['wait_s']:.2f}s) | "
-        f"moved {format_bytes(stats['bytes_h2d'])}, reused {reused:.0%} | "
-        f"eval {stats['eval_s']:.2f}s"
+        f"{stats['time_s']:.2f} s + eval {stats['eval_s']:.2f} s"
     )
 
 

@@ -1,5 +1,6 @@
 """The command line: `fastgl info` and `fastgl train`, run as a user would."""
 
+import argparse
 import json
 import subprocess
 import sys
@@ -68,7 +69,34 @@ def test_train_help_gives_every_default():
         shown = f"(default: {action.default})" in help_text or "default" in action.help
         assert shown, f"--{action.dest}: its default {action.default!r} is not in --help"
     assert "cora, citeseer or pubmed (default: cora)" in help_text
-    assert "passes over the training nodes (default: 5)" in help_text
+    assert "(default: 200 on planetoid, as the papers train Cora, else 10)" in help_text
+    # The options whose default depends on the model give it per model.
+    assert "split between the heads for gat (default: 64 for sage, gin and gat, 16 for gcn)" in (
+        help_text
+    )
+    assert "attention heads of gat (default: 8)" in help_text
+    assert "learning rate (default: 0.01 for sage, gcn and gin, 0.005 for gat)" in help_text
+    assert "dropout probability (default: 0.5 for sage, gcn and gin, 0.6 for gat)" in help_text
+    assert "weight decay (default: 0.0005)" in help_text
+
+
+@pytest.mark.parametrize("model", ["sage", "gcn", "gin", "gat"])
+def test_each_model_gets_its_own_defaults_unless_given(model):
+    from fastgl import cli
+
+    parser = argparse.ArgumentParser()
+    cli._add_train_arguments(parser)
+    args = cli.resolve_defaults(parser.parse_args(["--model", model]))
+    expected = {"heads": 1, **cli.MODEL_DEFAULTS[model]}
+    assert {option: getattr(args, option) for option in expected} == expected
+    assert args.epochs == 10
+    args = cli.resolve_defaults(
+        parser.parse_args(
+            ["--model", model, "--dataset", "planetoid", "--lr", "0.1", "--heads", "2"]
+        )
+    )
+    assert args.lr == 0.1 and args.heads == 2 and args.epochs == 200
+    assert args.hidden == cli.MODEL_DEFAULTS[model]["hidden"]
 
 
 def test_train_synthetic_writes_summary(tmp_path):
@@ -77,23 +105,29 @@ def test_train_synthetic_writes_summary(tmp_path):
         "train",
         "--num-nodes",
         "3000",
-        "--epochs",
-        "3",
         "--no-progress",
         "--summary-json",
         str(summary_path),
         cwd=tmp_path,
     )
-    assert "epoch 3/3" in result.stdout and "sample" in result.stdout
+    assert "epoch 10/10" in result.stdout and "sample" in result.stdout
     summary = json.loads(summary_path.read_text())
     for key in ("test_acc", "val_acc", "epoch_time_s", "sample_s", "load_s", "compute_s"):
         assert key in summary
-    assert summary["test_acc"] > 0.5  # 8 balanced classes: chance is 0.125
+    # 150 labelled nodes (5 %): measured 0.547 after the 10 epochs; chance is 0.125.
+    assert summary["test_acc"] > 0.45
+    losses = [epoch["loss"] for epoch in summary["epochs"]]
+    assert losses == sorted(losses, reverse=True)  # falls every epoch (measured 2.15 to 0.69)
     assert summary["sample_s"] > 0 and summary["compute_s"] > 0
 
 
 @pytest.mark.skipif(not PLANETOID.exists(), reason="../shared/data/planetoid is not present")
-def test_train_cora_reaches_published_range(tmp_path):
+@pytest.mark.parametrize("model", ["sage", "gcn", "gat"])
+def test_bare_command_trains_cora_to_the_papers_accuracy(tmp_path, model):
+    """With no option but the data and the model, each model trains as its paper does (GCN: Kipf
+    & Welling report 0.815 full-batch; GAT: Velickovic et al. 0.830) on sampled neighborhoods
+    (fanouts 10 10). Measured at seed 0, the default: GraphSAGE 0.805, GCN 0.803, GAT 0.809; over
+    seeds 0-3 every model stays within 0.797-0.813. A CPU run repeats exactly for a seed."""
     summary_path = tmp_path / "cora.json"
     run_fastgl(
         "train",
@@ -103,59 +137,16 @@ def test_train_cora_reaches_published_range(tmp_path):
         str(PLANETOID),
         "--name",
         "cora",
-        "--epochs",
-        "30",
+        "--model",
+        model,
         "--no-progress",
         "--summary-json",
         str(summary_path),
         cwd=tmp_path,
     )
     summary = json.loads(summary_path.read_text())
-    assert summary["num_nodes"] == 2708
-    assert summary["test_acc"] >= 0.72  # GraphSAGE on Cora: about 0.78-0.81 with this setup
-
-
-# The setups of the papers (Kipf & Welling: GCN hidden 16, dropout 0.5, lr 0.01, weight decay
-# 5e-4, row-normalized features; Velickovic et al.: GAT 8 heads x 8, dropout 0.6, lr 0.005),
-# trained on sampled neighborhoods (fanouts 10, 10). Over seeds 0-7 these reached GCN
-# 0.798-0.816 and GAT 0.795-0.819; a CPU run repeats exactly for a given seed.
-CORA_SETUPS = {
-    "gcn": ["--hidden", "16", "--lr", "0.01", "--dropout", "0.5"],
-    "gat": ["--hidden", "64", "--heads", "8", "--lr", "0.005", "--dropout", "0.6"],
-}
-
-
-@pytest.mark.skipif(not PLANETOID.exists(), reason="../shared/data/planetoid is not present")
-@pytest.mark.parametrize("model", sorted(CORA_SETUPS))
-def test_cora_accuracy_of_gcn_and_gat(tmp_path, model):
-    summary_path = tmp_path / "cora.json"
-    run_fastgl(
-        "train",
-        "--dataset",
-        "planetoid",
-        "--root",
-        str(PLANETOID),
-        "--name",
-        "cora",
-        "--normalize-features",
-        "--model",
-        model,
-        *CORA_SETUPS[model],
-        "--epochs",
-        "200",
-        "--weight-decay",
-        "5e-4",
-        "--fanouts",
-        "10",
-        "10",
-        "--seed",
-        "0",
-        "--no-progress",
-        "--summary-json",
-        str(summary_path),
-        cwd=tmp_path,
-    )
-    assert json.loads(summary_path.read_text())["test_acc"] >= 0.79
+    assert summary["num_nodes"] == 2708 and summary["config"]["epochs"] == 200
+    assert summary["test_acc"] >= 0.80
 
 
 def test_train_fails_with_clear_error_and_nonzero_exit(tmp_path):
@@ -190,14 +181,48 @@ def test_unusable_device_is_one_error_line_before_any_data(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+def test_missing_scipy_is_one_error_line_before_any_data(tmp_path, monkeypatch, capsys):
+    from fastgl import cli
+
+    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy now raises ImportError
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)
+    assert cli.main(["train", "--dataset", "planetoid", "--root", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "fastgl train: error: --dataset planetoid needs scipy, which is not installed: "
+        "pip install scipy (or install fastgl with its data extra)\n"
+    )
+
+
+def test_missing_matplotlib_is_said_before_training(monkeypatch, capsys):
+    from fastgl import cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    cli.check_optional_dependencies("synthetic")
+    assert capsys.readouterr().err == (
+        "note: matplotlib is not installed, so no figure.png will be drawn "
+        "(pip install matplotlib)\n"
+    )
+    monkeypatch.undo()
+    cli.check_optional_dependencies("synthetic")
+    assert capsys.readouterr().err == ""
+
+
 def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
     """What `make demo` shows, on a smaller graph: bars, epochs, the phase table, and the logs
     and figure in runs/<timestamp>."""
-    result = run_fastgl("train", "--num-nodes", "3000", "--epochs", "2", cwd=tmp_path)
-    assert "epoch 2/2" in result.stdout and "moved" in result.stdout
-    assert "phases: seconds and % of the epoch time" in result.stdout
-    assert "it/s" in result.stderr  # tqdm's progress bars
+    result = run_fastgl("train", "--num-nodes", "30000", "--epochs", "2", cwd=tmp_path)
     (run,) = (tmp_path / "runs").iterdir()
+    assert "epoch 2/2" in result.stdout
+    assert "mean of 2 epochs:" in result.stdout and "features copied into batch buffers" in (
+        result.stdout
+    )
+    assert "H2D" not in result.stdout and "device" not in result.stdout  # nothing moves on a CPU
+    lines = result.stdout.splitlines()
+    assert lines[-1] == f"wrote log.json, summary.json and figure.png into runs/{run.name}"
+    assert all(len(line) <= 100 for line in lines[1:-1])  # but the dataset and the run's path
+    assert "it/s" in result.stderr  # tqdm's progress bars
     log = json.loads((run / "log.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
     assert len(log["epochs"]) == 2 and log["config"]["reorder"] == 8
@@ -215,7 +240,7 @@ def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
 
 def test_train_pipeline_options_reach_the_loader(tmp_path):
     out = tmp_path / "run"
-    run_fastgl(
+    result = run_fastgl(
         "train",
         "--num-nodes",
         "2000",
@@ -230,10 +255,14 @@ def test_train_pipeline_options_reach_the_loader(tmp_path):
         "--feature-dtype",
         "bfloat16",
         "--no-prefetch",
+        "--phases-per-epoch",
         "--out-dir",
         str(out),
         cwd=tmp_path,
     )
+    assert "seconds per phase and % of the epoch time (time_s) per epoch" in result.stdout
+    assert "    1  " in result.stdout and " mean  " in result.stdout
+    assert "background thread" not in result.stdout  # nothing overlaps without prefetching
     config = json.loads((out / "log.json").read_text())["config"]
     assert config["reorder"] == 1 and config["match"] is False and config["cache"] == 0.5
     assert config["feature_dtype"] == "torch.bfloat16" and config["prefetch"] is False

@@ -50,11 +50,12 @@ def test_training_rejects_bad_arguments() -> None:
 @pytest.mark.parametrize("model", ["gcn", "gin", "gat"])
 def test_every_model_trains(model) -> None:
     """Each fastgl.nn model learns through the loop (their numerics are checked against PyG in
-    test_nn.py). GIN and GAT fit these large-magnitude features slowly, hence the loss test."""
+    test_nn.py). Measured: test accuracy 0.98 (GCN), 0.965 (GIN, GAT); before the generator's
+    features had unit variance, GIN and GAT stayed near chance on them."""
     result = quiet(model=model, epochs=10, hidden=32)
     assert result["config"]["model"] == model
     assert result["epochs"][-1]["loss"] < 0.5 * result["epochs"][0]["loss"]
-    assert result["test_acc"] > 0.125  # above chance (8 balanced classes)
+    assert result["test_acc"] > 0.9  # chance is 0.125 (8 balanced classes)
 
 
 def test_unknown_model_is_rejected() -> None:
