@@ -65,8 +65,10 @@ test-python: build
 
 # The console script, not `python -m pytest`: the source tree must not shadow the installed
 # fastgl (whose extension is built against the DGL environment's torch).
+# The docs' DGL example runs here too: DGL installs only in this environment.
 test-dgl: build-dgl
 	FASTGL_HYPOTHESIS_PROFILE=ci DGLBACKEND=pytorch $(DGL_VENV)/bin/pytest -q tests/with_dgl
+	DGLBACKEND=pytorch $(DGL_VENV)/bin/pytest -q tests/test_readme.py -k marked
 
 # Style is checked, not fixed, by `make test`; `make format` rewrites the tree to pass.
 lint: setup
