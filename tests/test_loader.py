@@ -258,6 +258,17 @@ def test_same_generator_same_batches(dataset, graph, prefetch):
     assert all(torch.equal(a, b) for a, b in zip(first, second))
 
 
+def test_no_fanouts_give_batches_of_the_seeds_alone(dataset, graph):
+    loader = DataLoader(graph, dataset.x, dataset.y, dataset.train_idx, [], batch_size=500)
+    seen = []
+    for batch in loader:
+        assert batch.blocks == [] and torch.equal(batch.nodes, batch.seeds)
+        assert torch.equal(batch.x, dataset.x[batch.seeds])
+        assert torch.equal(batch.y, dataset.y[batch.seeds])
+        seen.append(batch.seeds)
+    assert torch.equal(torch.cat(seen), dataset.train_idx)
+
+
 def test_seeds_as_mask_and_drop_last(dataset, graph):
     mask = torch.zeros(dataset.num_nodes, dtype=torch.bool)
     mask[dataset.train_idx] = True

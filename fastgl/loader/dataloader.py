@@ -77,7 +77,9 @@ class DataLoader:
             ``cache``, ``dtype`` and ``transfer`` come from it).
         labels: ``[N]`` node labels, or ``None``.
         seeds: 1-D ids of the training (or evaluation) nodes, or a boolean mask of ``N``.
-        sampler: a :class:`~fastgl.NeighborSampler`, or fanouts (hop 1 first) to build one.
+        sampler: a :class:`~fastgl.NeighborSampler`, or fanouts (hop 1 first) to build one;
+            ``[]`` gives batches of the seeds alone, with no blocks (for a model that passes no
+            messages; ``fastgl train`` needs a hop per layer and refuses it).
         batch_size: seeds per mini-batch.
         shuffle: permute the seeds every epoch.
         reorder: window of batches sampled together and reordered (Algorithm 1); 1 keeps the
