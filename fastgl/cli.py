@@ -4,9 +4,13 @@ import argparse
 import importlib
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
+
+from .train import MODEL_DEFAULTS, MODEL_OPTIONS, check_settings, model_settings
 
 
 def info_lines() -> list[str]:
@@ -43,16 +47,6 @@ _SIZE_UNITS = {
 }
 
 
-# Each model's hyperparameters as its paper trains Cora: GCN as Kipf & Welling (Semi-Supervised
-# Classification with Graph Convolutional Networks, §5.2), GAT as Velickovic et al. (Graph
-# Attention Networks, §3.3: 8 heads of 8 features). GraphSAGE and GIN were not trained on Cora
-# by their papers; they get GCN's regularization at width 64, as PyG's examples train them.
-MODEL_DEFAULTS = {
-    "sage": {"hidden": 64, "lr": 0.01, "dropout": 0.5, "weight_decay": 5e-4},
-    "gcn": {"hidden": 16, "lr": 0.01, "dropout": 0.5, "weight_decay": 5e-4},
-    "gin": {"hidden": 64, "lr": 0.01, "dropout": 0.5, "weight_decay": 5e-4},
-    "gat": {"hidden": 64, "heads": 8, "lr": 0.005, "dropout": 0.6, "weight_decay": 5e-4},
-}
 _MODEL_OPTION_HELP = {
     "hidden": "hidden channels per layer, split between the heads for gat",
     "heads": "attention heads of gat",
@@ -67,7 +61,7 @@ DEMO_TASK = {"feature_noise": 8.0, "split": (0.05, 0.05)}
 
 
 def _per_model_defaults(option: str) -> str:
-    """An option's default by model, for ``--help``: ``"16 for gcn, 64 for sage, gin and gat"``,
+    """An option's default by model, for ``--help``: ``"64 for sage, gin and gat, 16 for gcn"``,
     or the one value every model that has the option shares."""
     models_by_value: dict[float, list[str]] = {}
     for model, values in MODEL_DEFAULTS.items():
@@ -82,12 +76,22 @@ def _per_model_defaults(option: str) -> str:
 
 
 def resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
-    """Fill the options left unset (``None``) with the model's and the dataset's defaults."""
-    for option in _MODEL_OPTION_HELP:
-        if getattr(args, option) is None:
-            setattr(args, option, MODEL_DEFAULTS[args.model].get(option, 1))  # heads: 1 but gat
+    """Fill the options left unset (``None``) with the model's and the dataset's defaults, and
+    check them, before any data is loaded."""
+    settings = {option: getattr(args, option) for option in MODEL_OPTIONS}
+    vars(args).update(model_settings(args.model, **settings))
     if args.epochs is None:
         args.epochs = 200 if args.dataset == "planetoid" else 10
+    check_settings(
+        "",  # main() names the command
+        args.model,
+        args.fanouts,
+        args.batch_size,
+        args.epochs,
+        args.hidden,
+        args.heads,
+        args.dropout,
+    )
     return args
 
 
@@ -135,7 +139,10 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="row-normalize Planetoid features, as Kipf & Welling and PyG's examples train Cora",
     )
-    model = parser.add_argument_group("model and optimization")
+    model = parser.add_argument_group(
+        "model and optimization",
+        "The defaults are each model's paper setup on Cora, on every dataset.",
+    )
     model.add_argument(
         "--model",
         choices=["sage", "gcn", "gin", "gat"],
@@ -184,7 +191,7 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SIZE",
         help="device memory for a hot-node feature cache: bytes with a unit "
-        "(512MB, 2GiB), a fraction of the nodes (0.1), or 'all'",
+        "(512MB, 2GiB), a fraction of the nodes (0.1), or 'all' (default: no cache)",
     )
     pipeline.add_argument(
         "--transfer",
@@ -235,7 +242,9 @@ def parse_cache_budget(text: str | None) -> int | float | str | None:
     return int(value * _SIZE_UNITS[unit])
 
 
-def _load_dataset(args: argparse.Namespace):
+def dataset_recipe(args: argparse.Namespace) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The :mod:`fastgl.data` function that makes ``--dataset`` and its arguments (the run's
+    config records both, so that a run's logs say which task it trained)."""
     from . import data
 
     if args.dataset in ("planetoid", "ogb", "npz") and not args.root:
@@ -244,16 +253,27 @@ def _load_dataset(args: argparse.Namespace):
             f"{'file' if args.dataset == 'npz' else 'directory'} to read)"
         )
     if args.dataset == "planetoid":
-        return data.read_planetoid(args.root, args.name, normalize_features=args.normalize_features)
+        planetoid = {"name": args.name, "normalize_features": args.normalize_features}
+        return data.read_planetoid, {"root": args.root, **planetoid}
     if args.dataset == "ogb":
-        return data.read_ogb_node_dir(args.root, scheme=args.split_scheme)
+        return data.read_ogb_node_dir, {"root": args.root, "scheme": args.split_scheme}
     if args.dataset == "npz":
-        return data.read_npz(args.root)
+        return data.read_npz, {"path": args.root}
     if args.dataset == "rmat":
-        return data.rmat_node_classification(
-            args.rmat_preset, num_features=args.num_features, seed=args.seed
-        )
-    return data.synthetic_node_classification(num_nodes=args.num_nodes, seed=args.seed, **DEMO_TASK)
+        rmat = {"num_features": args.num_features, "seed": args.seed}
+        return data.rmat_node_classification, {"preset": args.rmat_preset, **rmat}
+    synthetic = {"num_nodes": args.num_nodes, "seed": args.seed}
+    return data.synthetic_node_classification, {**synthetic, **DEMO_TASK}
+
+
+def describe(dataset) -> str:
+    """Two short lines: the graph, and how its nodes are split."""
+    return (
+        f"{dataset.name}: {dataset.num_nodes:,} nodes, {dataset.num_edges:,} edges, "
+        f"{dataset.num_features} features, {dataset.num_classes} classes\n"
+        f"training on {dataset.train_idx.numel():,} nodes, validating on "
+        f"{dataset.val_idx.numel():,}, testing on {dataset.test_idx.numel():,}"
+    )
 
 
 def check_device(text: str) -> torch.device:
@@ -274,6 +294,11 @@ def check_device(text: str) -> torch.device:
         )
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"--device {text}: torch sees no GPU on this machine; use --device cpu")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(
+            f"--device {text}: this machine has {torch.cuda.device_count()} GPU(s), "
+            f"numbered from cuda:0"
+        )
     return device
 
 
@@ -310,8 +335,9 @@ def _train(args: argparse.Namespace) -> int:
     # Before the dataset is built: building it may take minutes.
     check_device(args.device)
     check_optional_dependencies(args.dataset)
-    dataset = _load_dataset(args)
-    print(dataset)
+    make_dataset, dataset_args = dataset_recipe(args)
+    dataset = make_dataset(**dataset_args)
+    print(describe(dataset))
     summary = train_node_classifier(
         dataset,
         model=args.model,
@@ -333,6 +359,7 @@ def _train(args: argparse.Namespace) -> int:
         prefetch=not args.no_prefetch,
         progress=not args.no_progress,
     )
+    summary["config"]["dataset_args"] = {"function": make_dataset.__name__, **dataset_args}
     print()
     print(phase_table(summary["epochs"], per_epoch=args.phases_per_epoch, config=summary["config"]))
     out_dir = args.out_dir or default_out_dir()

@@ -57,12 +57,12 @@ _LOAD_LABELS = {
     "gpu": "load (gather + copy to GPU)",
     None: PHASE_LABELS["load_s"],
 }
-# What bytes_h2d counts, by device kind: on the CPU no byte crosses to a device, the rows are
-# copied from the feature store into the batch buffers.
+# What bytes_h2d counts, by device kind: the rows loaded from the feature store (not those
+# reused from the previous batch or read from the cache); on the CPU no byte crosses to a device.
 _BYTES_LABELS = {
-    "cpu": ("copied", "features copied into batch buffers"),
-    "gpu": ("to GPU", "features copied to GPU"),
-    None: ("copied", "features copied"),
+    "cpu": ("gathered", "features gathered from the feature store"),
+    "gpu": ("to GPU", "features copied from the host to the GPU"),
+    None: ("loaded", "features loaded from the feature store"),
 }
 # Fixed colors per phase so that figures from different runs can be compared at a glance.
 _PHASE_COLORS = {
@@ -145,7 +145,7 @@ def phase_table(
     """Where the epochs' time went, as fixed-width text.
 
     By default a summary of the means over all epochs, as long for 1 epoch as for 500: the epoch
-    time, one row per phase with its seconds and % of the epoch time, the feature bytes copied
+    time, one row per phase with its seconds and % of the epoch time, the feature bytes loaded
     per epoch, the rows reused from the previous batch (``rows_reused / (rows_loaded +
     rows_reused + rows_cached)`` over all epochs) and the match degree. With ``per_epoch``, a
     table with one row per epoch and a ``mean`` row instead. Percentages are of the (mean) epoch
@@ -156,7 +156,7 @@ def phase_table(
     Args:
         records: one dict per epoch (see the module docstring); at least one.
         per_epoch: show every epoch, not only the means.
-        config: the run's config: its ``device`` names the load phase and the bytes copied, its
+        config: the run's config: its ``device`` names the load phase and the bytes loaded, its
             ``prefetch`` tells whether phases overlap. Without it the wording is neutral.
 
     Raises:
@@ -172,15 +172,15 @@ def phase_table(
         sample                         0.500         25%
         load (gather + copy to GPU)    1.000         50%
         compute                        1.500         75%
-        features copied to GPU: 3.0 MiB per epoch
+        features copied from the host to the GPU: 3.0 MiB per epoch
         rows reused from the previous batch: 75% (match degree -)
         >>> print(phase_table([record], per_epoch=True, config={"device": "cpu", "prefetch": True}))
         ... # doctest: +NORMALIZE_WHITESPACE
         seconds per phase and % of the epoch time (time_s) per epoch, then their mean
-        epoch  time_s    sample      load   compute   copied  reused  match
+        epoch  time_s    sample      load   compute   gathered  reused  match
             1    2.00  0.50 25%  1.00 50%  1.50 75%  3.0 MiB     75%      -
          mean    2.00  0.50 25%  1.00 50%  1.50 75%  3.0 MiB     75%      -
-        copied: features copied into batch buffers, per epoch
+        gathered: features gathered from the feature store, per epoch
         Sampling and loading run in a background thread while the previous batch computes, so the
         phases add up to more than the epoch time; 'wait' is the time compute waited for its next
         batch.

@@ -55,8 +55,6 @@ def test_gcc_builds_on_x86_64_glibc_carry_wide_cpu_kernels():
 
 
 def test_train_help_gives_every_default():
-    import argparse
-
     from fastgl import cli
 
     help_text = " ".join(run_fastgl("train", "--help").stdout.split())
@@ -181,6 +179,38 @@ def test_unusable_device_is_one_error_line_before_any_data(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--epochs", "0"], "epochs must be at least 1, got 0"),
+        (["--batch-size", "0"], "batch size must be at least 1, got 0"),
+        (
+            ["--model", "gat", "--hidden", "10"],
+            "hidden must be a multiple of heads, got hidden 10 and heads 8",
+        ),
+        (["--dropout", "1"], "dropout must be in [0, 1), got 1.0"),
+    ],
+)
+def test_bad_settings_are_one_error_line_before_any_data(tmp_path, options, message):
+    result = run_fastgl("train", *options, check=False, cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("fastgl train: error: ") and line.endswith(message)
+    assert "fastgl train" not in line.removeprefix("fastgl train: error: ")
+
+
+@pytest.mark.parametrize("flag, normalized", [([], True), (["--no-normalize-features"], False)])
+def test_planetoid_features_are_row_normalized_unless_told(flag, normalized):
+    from fastgl import cli, data
+
+    parser = argparse.ArgumentParser()
+    cli._add_train_arguments(parser)
+    args = parser.parse_args(["--dataset", "planetoid", "--root", "R", "--name", "citeseer", *flag])
+    make, kwargs = cli.dataset_recipe(args)
+    assert make is data.read_planetoid
+    assert kwargs == {"root": "R", "name": "citeseer", "normalize_features": normalized}
+
+
 def test_missing_scipy_is_one_error_line_before_any_data(tmp_path, monkeypatch, capsys):
     from fastgl import cli
 
@@ -209,13 +239,28 @@ def test_missing_matplotlib_is_said_before_training(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_run_without_matplotlib_writes_its_logs_and_says_so(tmp_path, monkeypatch, capsys):
+    from fastgl import cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "run"
+    options = ["--num-nodes", "2000", "--epochs", "1", "--no-progress", "--out-dir", str(out)]
+    assert cli.main(["train", *options]) == 0
+    stdout, stderr = capsys.readouterr()
+    assert "matplotlib is not installed, so no figure.png will be drawn" in stderr
+    assert f"wrote log.json and summary.json into {out}" in stdout
+    assert sorted(path.name for path in out.iterdir()) == ["log.json", "summary.json"]
+
+
 def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
     """What `make demo` shows, on a smaller graph: bars, epochs, the phase table, and the logs
     and figure in runs/<timestamp>."""
+    from fastgl.data import synthetic_node_classification
+
     result = run_fastgl("train", "--num-nodes", "30000", "--epochs", "2", cwd=tmp_path)
     (run,) = (tmp_path / "runs").iterdir()
     assert "epoch 2/2" in result.stdout
-    assert "mean of 2 epochs:" in result.stdout and "features copied into batch buffers" in (
+    assert "mean of 2 epochs:" in result.stdout and "features gathered from the feature store" in (
         result.stdout
     )
     assert "H2D" not in result.stdout and "device" not in result.stdout  # nothing moves on a CPU
@@ -226,6 +271,18 @@ def test_train_with_no_arguments_leaves_a_run_directory(tmp_path):
     log = json.loads((run / "log.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
     assert len(log["epochs"]) == 2 and log["config"]["reorder"] == 8
+    assert log["config"]["dataset_args"] == {  # the task trained, from its logs alone
+        "function": "synthetic_node_classification",
+        "num_nodes": 30000,
+        "seed": 0,
+        "feature_noise": 8.0,
+        "split": [0.05, 0.05],
+    }
+    edges = synthetic_node_classification(num_nodes=30000).num_edges
+    assert lines[:2] == [
+        f"synthetic-n30000-d15-s0: 30,000 nodes, {edges:,} edges, 64 features, 8 classes",
+        "training on 1,500 nodes, validating on 1,500, testing on 27,000",
+    ]
     assert set(log["epochs"][0]["phases"]) == {
         "sample_s",
         "idmap_s",

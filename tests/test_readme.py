@@ -17,7 +17,8 @@ marked blocks each page has, so none is added or hidden silently. The DGL drop-i
 the one marked block: DGL installs only beside torch 2.2, in the separate environment of
 ``make test``, whose ``test-dgl`` target runs it with ``.venv-dgl/bin/pytest tests/test_readme.py
 -k marked`` (the console script, so that the source tree does not shadow that environment's
-installed fastgl).
+installed fastgl) and ``FASTGL_REQUIRE_MARKED_EXAMPLES=1``, which fails the block, not skips it,
+if its module is missing there.
 
 The examples use the generated graph of ``fastgl.data`` (no files needed); the whole module runs
 in about 15 s.
@@ -25,6 +26,7 @@ in about 15 s.
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -151,6 +153,8 @@ def test_page_examples_run(page, tmp_path):
 @pytest.mark.parametrize("block", _marked_blocks(), ids=where)
 def test_marked_example_runs_where_it_can(block, tmp_path):
     missing = missing_requirement(block.skip)
+    if missing and os.environ.get("FASTGL_REQUIRE_MARKED_EXAMPLES") == "1":
+        pytest.fail(f"{where(block)} must run here, but: {missing}")
     if missing:
         pytest.skip(f"{where(block)}: {block.skip} ({missing})")
     result = run_blocks([block], tmp_path)

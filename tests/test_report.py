@@ -103,7 +103,7 @@ def test_phase_table_summary_shows_means_one_row_per_phase():
     assert re.fullmatch(r"compute\s+1\.020\s+23%", summary_row(table, "compute"))
     wait = summary_row(table, "wait for next batch")
     assert re.fullmatch(r"wait for next batch\s+0\.050\s+1%", wait)
-    assert lines[-2] == "features copied into batch buffers: 117.7 MiB per epoch"
+    assert lines[-2] == "features gathered from the feature store: 117.7 MiB per epoch"
     # Over all epochs: 2 * 3000 rows reused of 4 * (1000 loaded + 500 cached) + 6000 rows.
     assert lines[-1] == "rows reused from the previous batch: 50% (match degree 0.71)"
     assert len(lines) == 2 + 6 + 2
@@ -134,7 +134,7 @@ def test_phase_table_per_epoch_has_every_epoch_a_mean_row_and_fits_a_terminal():
         "load",
         "compute",
         "wait",
-        "copied",
+        "loaded",
         "reused",
         "match",
     ]
@@ -197,7 +197,7 @@ def test_mean_row_is_ratio_of_means_and_reuse_over_all_rows():
     summary = phase_table(records).splitlines()
     assert re.fullmatch(r"load\s+0\.500\s+25%", summary[2])
     assert summary[-2:] == [
-        "features copied: 3.0 KiB per epoch",
+        "features loaded from the feature store: 3.0 KiB per epoch",
         "rows reused from the previous batch: 60% (match degree 0.60)",
     ]
 
@@ -222,7 +222,7 @@ def test_phase_table_shows_missing_values_as_dashes_and_extra_phases_last():
         "compute",
         "gpu_cache",
         "zeta",
-        "copied",
+        "loaded",
         "reused",
         "match",
     ]
@@ -249,10 +249,10 @@ def test_phase_table_names_what_moved_after_the_device(per_epoch):
     for table in (cpu, cuda, neutral):
         assert "H2D" not in table
     assert "GPU" not in cpu and "GPU" not in neutral
-    assert "features copied into batch buffers" in cpu
-    assert "features copied to GPU" in cuda
+    assert "features gathered from the feature store" in cpu
+    assert "features copied from the host to the GPU" in cuda
     if per_epoch:
-        assert table_row(cpu, "epoch").split()[-3:] == ["copied", "reused", "match"]
+        assert table_row(cpu, "epoch").split()[-3:] == ["gathered", "reused", "match"]
         assert table_row(cuda, "epoch").split()[-4:] == ["to", "GPU", "reused", "match"]
     else:
         summary_row(cpu, "load (gather)")

@@ -3,7 +3,7 @@
 import pytest
 
 from fastgl.data import synthetic_node_classification
-from fastgl.train import build_model, train_node_classifier
+from fastgl.train import MODEL_DEFAULTS, build_model, train_node_classifier
 
 
 def quiet(**kwargs):
@@ -50,12 +50,28 @@ def test_training_rejects_bad_arguments() -> None:
 @pytest.mark.parametrize("model", ["gcn", "gin", "gat"])
 def test_every_model_trains(model) -> None:
     """Each fastgl.nn model learns through the loop (their numerics are checked against PyG in
-    test_nn.py). Measured: test accuracy 0.98 (GCN), 0.965 (GIN, GAT); before the generator's
-    features had unit variance, GIN and GAT stayed near chance on them."""
+    test_nn.py), with its own defaults. Measured test accuracy: GCN 0.983, GIN 0.967, GAT 0.948;
+    before the generator's features had unit variance, GIN and GAT stayed near chance. GAT's
+    dropout of 0.6 keeps its training loss (taken with dropout on) high: 2.07 to 1.48."""
     result = quiet(model=model, epochs=10, hidden=32)
     assert result["config"]["model"] == model
-    assert result["epochs"][-1]["loss"] < 0.5 * result["epochs"][0]["loss"]
+    assert result["epochs"][-1]["loss"] < 0.75 * result["epochs"][0]["loss"]
     assert result["test_acc"] > 0.9  # chance is 0.125 (8 balanced classes)
+
+
+@pytest.mark.parametrize("model", ["sage", "gcn", "gin", "gat"])
+def test_each_model_trains_with_its_papers_settings_unless_given(model) -> None:
+    config = quiet(model=model, epochs=1)["config"]
+    assert {key: config[key] for key in MODEL_DEFAULTS[model]} == MODEL_DEFAULTS[model]
+    assert config["heads"] == (8 if model == "gat" else 1)
+    config = quiet(model=model, epochs=1, lr=0.02, hidden=16, heads=2)["config"]
+    assert (config["lr"], config["hidden"], config["heads"]) == (0.02, 16, 2)
+    assert config["dropout"] == MODEL_DEFAULTS[model]["dropout"]
+
+
+def test_gat_hidden_must_split_between_its_heads() -> None:
+    with pytest.raises(ValueError, match="hidden must be a multiple of heads, got hidden 10"):
+        quiet(model="gat", hidden=10)
 
 
 def test_unknown_model_is_rejected() -> None:

@@ -7,9 +7,9 @@ The generator is a degree-corrected stochastic block model with heavy-tailed deg
   expected degrees are proportional to ``w`` and the degree distribution is a power law);
   its target lies in the source's class with probability ``homophily`` and otherwise in one of
   the other classes chosen uniformly, and is picked within that class proportionally to ``w``;
-* features are the class centroid plus Gaussian noise, noisy enough that one node's own
-  features identify its class only part of the time while averaging over neighbours (mostly of
-  the same class) recovers it: a GNN clearly beats an MLP.
+* features are the class centroid plus Gaussian noise, scaled to unit variance, noisy enough
+  that one node's own features identify its class only part of the time while averaging over
+  neighbours (mostly of the same class) recovers it: a GNN clearly beats an MLP.
 
 Everything is drawn from one local ``torch.Generator``, vectorized, so a seed gives the same
 graph on every machine and call, and the global RNG state is left untouched.
@@ -53,7 +53,9 @@ def synthetic_node_classification(
         degree_exponent: tail index ``a`` of the Pareto degree propensities,
             ``P(w > t) = t ** -a``; smaller means heavier tails (real graphs: about 1 to 2).
         feature_noise: standard deviation of the per-node Gaussian noise added to the class
-            centroid (whose entries are standard normal).
+            centroid (whose entries are standard normal), before the sum is divided by its
+            standard deviation ``sqrt(1 + feature_noise**2)``: the features have unit variance
+            whatever the noise, which sets only how much of them is signal.
         split: fractions of nodes in train and val; the rest is test.
 
     Returns:

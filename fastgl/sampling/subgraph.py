@@ -10,9 +10,10 @@ from torch import Tensor
 from fastgl.graph import Block, sorted_target_offsets
 
 
-@dataclass
+@dataclass(frozen=True)
 class SampledSubgraph:
-    """A multi-hop neighbor sample, laid out like a PyG ``NeighborLoader`` batch.
+    """A multi-hop neighbor sample, laid out like a PyG ``NeighborLoader`` batch. Frozen: its
+    blocks are built once from these fields, on first access.
 
     Attributes:
         nodes: global ids; the (deduplicated) seeds first in the given order, then the nodes new
