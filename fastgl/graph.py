@@ -219,7 +219,12 @@ class CSCGraph(Structure):
         target in the order of ``nodes``.
 
         Example:
-            >>> row, col, eid = graph.induced_edges(sub.nodes)   # PyG's induced subgraph
+            >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+            >>> graph = CSCGraph.from_edge_index(edge_index)
+            >>> nodes = torch.tensor([1, 2, 0])   # e.g. a sample's sub.nodes
+            >>> row, col, eid = graph.induced_edges(nodes)   # PyG's induced subgraph
+            >>> row, col, eid
+            (tensor([2, 1, 0, 1]), tensor([0, 0, 1, 2]), tensor([0, 3, 1, 2]))
         """
         starts = self.indptr[nodes]
         degrees = self.indptr[nodes + 1] - starts

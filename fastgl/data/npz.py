@@ -29,8 +29,8 @@ take files written by other tools (DGL exports in particular):
 Example:
     >>> from fastgl.data import synthetic_node_classification
     >>> ds = synthetic_node_classification(num_nodes=100, avg_degree=4)
-    >>> save_npz(ds, "/tmp/ds.npz")
-    >>> read_npz("/tmp/ds.npz").num_nodes
+    >>> save_npz(ds, "ds.npz")
+    >>> read_npz("ds.npz").num_nodes
     100
 """
 
@@ -66,7 +66,7 @@ def save_npz(dataset: NodeDataset, path: str | Path) -> None:
 
     Example:
         >>> from fastgl.data import synthetic_node_classification
-        >>> save_npz(synthetic_node_classification(num_nodes=50, avg_degree=2), "/tmp/s.npz")
+        >>> save_npz(synthetic_node_classification(num_nodes=50, avg_degree=2), "s.npz")
     """
     if not isinstance(dataset, NodeDataset):
         swapped = isinstance(path, NodeDataset)

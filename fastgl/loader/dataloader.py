@@ -96,13 +96,22 @@ class DataLoader:
             ``torch.manual_seed`` reproduces the run.
 
     Example:
-        >>> loader = DataLoader(graph, x, y, train_idx, [15, 10, 5], batch_size=1024,
-        ...                     shuffle=True, reorder=8, device="cuda")
+        >>> import torch.nn.functional as F
+        >>> import fastgl
+        >>> ds = fastgl.data.synthetic_node_classification(num_nodes=200, num_features=8)
+        >>> graph = fastgl.CSCGraph.from_edge_index(ds.edge_index, ds.num_nodes)
+        >>> x, y, train_idx = ds.x, ds.y, ds.train_idx
+        >>> model = fastgl.nn.GraphSAGE(8, 16, num_layers=3, out_channels=ds.num_classes)
+        >>> optimizer = torch.optim.Adam(model.parameters())
+        >>> loader = DataLoader(graph, x, y, train_idx, [15, 10, 5], batch_size=32,
+        ...                     shuffle=True, reorder=8)   # device="cuda" to train on a GPU
         >>> for batch in loader:
         ...     with loader.compute():
         ...         loss = F.cross_entropy(model(batch.x, batch.blocks), batch.y)
         ...         loss.backward(); optimizer.step(); optimizer.zero_grad()
         >>> loader.stats.totals()["bytes_h2d"], loader.stats.phases()
+        (..., {'sample_s': ..., 'idmap_s': ..., 'reorder_s': ..., 'load_s': ..., 'compute_s': ...,
+               'wait_s': ...})
     """
 
     def __init__(

@@ -66,9 +66,19 @@ class FeatureStore:
             gather by the GPU from pinned host memory). Ignored on the CPU.
 
     Example:
-        >>> store = FeatureStore(x, y, device="cuda", cache=2 << 30, hotness=graph.in_degrees())
-        >>> buf = store.assemble(nodes)              # == x[nodes] on the GPU
+        >>> import fastgl
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
+        >>> x, y = torch.randn(4, 8), torch.tensor([0, 1, 1, 0])
+        >>> # cache=0.5: the hottest half of the rows on the device (device="cuda": the GPU)
+        >>> store = FeatureStore(x, y, cache=0.5, hotness=graph.in_degrees())
+        >>> nodes, nodes2 = torch.tensor([1, 2, 0]), torch.tensor([0, 3, 1])
+        >>> buf = store.assemble(nodes)              # == x[nodes] on the device
+        >>> torch.equal(buf.x, x[nodes])
+        True
         >>> buf2 = store.assemble(nodes2, previous=buf)   # reuses the rows they share
+        >>> torch.equal(buf2.x, x[nodes2])
+        True
     """
 
     def __init__(

@@ -7,9 +7,18 @@ neighborhood aggregation over at most ``width`` in-edges per node instead of all
 model in ``eval()`` mode.
 
 Example:
+    >>> import torch
+    >>> import fastgl
+    >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+    >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
+    >>> x = torch.randn(4, 8)
+    >>> model = fastgl.nn.GraphSAGE(8, 16, num_layers=2, out_channels=3)
     >>> model.eval()
+    GraphSAGE(8, 3, num_layers=2)
     >>> with torch.no_grad():
     ...     logits = model(x, graph, approx=ESSpMM(width=16, strategy="fastrand"))
+    >>> logits.shape
+    torch.Size([4, 3])
 """
 
 from dataclasses import dataclass

@@ -13,10 +13,16 @@ num_src]`` (COO, CSR or CSC; its values weigh the messages where PyG's layer use
 strategy)`` that aggregates with ES-SpMM, for inference under ``torch.no_grad()``.
 
 Example:
+    >>> import fastgl
+    >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+    >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
+    >>> x, seeds = torch.randn(4, 128), torch.tensor([1, 2])
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
     >>> block0, block1 = sub.blocks
     >>> conv = SAGEConv(128, 64)
     >>> h = conv(x[sub.nodes], block0)          # [block0.num_dst_nodes, 64]
+    >>> h.shape
+    torch.Size([4, 64])
 """
 
 import math

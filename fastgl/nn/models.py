@@ -8,9 +8,15 @@ them) and returns one row per seed; ``forward(x, edge_index)`` (or a CSCGraph) r
 the full graph. ``forward(..., approx=ESSpMM(width=16))`` runs inference with ES-SpMM.
 
 Example:
+    >>> import fastgl
+    >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+    >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
+    >>> x, seeds = torch.randn(4, 128), torch.tensor([1, 2])
     >>> sub = fastgl.NeighborSampler(graph, [10, 5]).sample(seeds)
     >>> model = GraphSAGE(128, 256, num_layers=2, out_channels=47)
     >>> logits = model(x[sub.nodes], sub.blocks)      # [len(seeds), 47]
+    >>> logits.shape
+    torch.Size([2, 47])
 """
 
 from collections.abc import Callable, Sequence

@@ -64,7 +64,13 @@ def sample_neighbors(
         ``edge_pos`` is the CSC slot of each drawn edge (``indices[edge_pos] == neighbors``).
 
     Example:
-        >>> ptr, nbr, pos = sample_neighbors(g.indptr, g.indices, None, seeds, 10, seed=1)
+        >>> import fastgl
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> g = fastgl.CSCGraph.from_edge_index(edge_index)
+        >>> seeds = torch.tensor([1, 2])
+        >>> ptr, nbr, pos = sample_neighbors(g.indptr, g.indices, None, seeds, 2, seed=1)
+        >>> ptr, nbr, pos
+        (tensor([0, 2, 3]), tensor([0, 3, 1]), tensor([1, 3, 4]))
     """
     return torch.ops.fastgl.sample_neighbors(
         indptr, indices, weight, transits, fanout, replace, seed
@@ -127,9 +133,14 @@ def sample_hops(
         ``tree`` (disjoint: the seed each node's tree grows from; else empty).
 
     Example:
+        >>> import fastgl
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> g = fastgl.CSCGraph.from_edge_index(edge_index)
+        >>> seeds = torch.tensor([3, 1, 3])
         >>> window = torch.tensor([0, len(seeds)])
         >>> out = sample_hops(g.indptr, g.indices, None, None, seeds, window, [10, 5])
         >>> out.nodes[: out.node_counts[0, 0]]     # the distinct seeds
+        tensor([3, 1])
     """
     return HopsSample(
         *torch.ops.fastgl.sample_hops(

@@ -27,10 +27,20 @@ class NeighborSampler:
             ``batch`` says which seed each node belongs to.
 
     Example:
-        >>> sampler = NeighborSampler(graph, [15, 10, 5])
-        >>> sub = sampler.sample(torch.tensor([0, 42, 7]))
+        >>> import fastgl
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
+        >>> sampler = NeighborSampler(graph, [2, 1])
+        >>> sub = sampler.sample(torch.tensor([1, 2]), generator=torch.Generator().manual_seed(0))
+        >>> sub.nodes, sub.num_sampled_nodes
+        (tensor([1, 2, 0, 3]), [2, 2, 0])
         >>> blocks = sub.blocks            # input layer first
+        >>> [(b.num_src_nodes, b.num_dst_nodes) for b in blocks]
+        [(4, 4), (4, 2)]
+        >>> batch_a, batch_b = torch.tensor([0, 3]), torch.tensor([1])
         >>> subs = sampler.sample_batches([batch_a, batch_b])   # one compiled call for both
+        >>> [s.batch_size for s in subs]
+        [2, 1]
     """
 
     def __init__(
@@ -109,8 +119,12 @@ def neighbor_sample(
     """Samples a multi-hop neighborhood of ``seeds``; see :class:`NeighborSampler`.
 
     Example:
+        >>> import fastgl
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> graph = fastgl.CSCGraph.from_edge_index(edge_index)
         >>> sub = fastgl.sampling.neighbor_sample(graph, torch.tensor([3, 1]), [10, 5])
         >>> sub.nodes[:2], sub.num_sampled_nodes, sub.blocks[0].num_src_nodes
+        (tensor([3, 1]), [2, 2, 0], 4)
     """
     return NeighborSampler(graph, fanouts, replace, weighted, disjoint).sample(seeds, generator)
 
