@@ -49,13 +49,17 @@ def model_settings(model: str, **given: Any) -> dict[str, Any]:
         >>> model_settings("gcn", lr=0.1)
         {'hidden': 16, 'heads': 1, 'lr': 0.1, 'dropout': 0.5, 'weight_decay': 0.0005}
     """
-    if model not in MODELS:
-        raise ValueError(f"train: model must be one of {sorted(MODELS)}, got {model!r}")
+    _check_model(model)
     defaults = {"heads": 1, **MODEL_DEFAULTS[model]}
     return {
         option: defaults[option] if given.get(option) is None else given[option]
         for option in MODEL_OPTIONS
     }
+
+
+def _check_model(model: str, where: str = "train: ") -> None:
+    if model not in MODELS:
+        raise ValueError(f"{where}model must be one of {sorted(MODELS)}, got {model!r}")
 
 
 def check_settings(
@@ -72,8 +76,7 @@ def check_settings(
     message led by ``where`` when given; it needs no data, so that a command line can check
     before it loads any."""
     where = f"{where}: " if where else ""
-    if model not in MODELS:
-        raise ValueError(f"{where}model must be one of {sorted(MODELS)}, got {model!r}")
+    _check_model(model, where)
     if len(fanouts) == 0:
         raise ValueError(f"{where}fanouts must list at least one hop (one per layer), got []")
     for name, value in (("batch size", batch_size), ("epochs", epochs), ("hidden", hidden)):
@@ -98,8 +101,7 @@ def build_model(
     heads: int = MODEL_DEFAULTS["gat"]["heads"],
 ) -> torch.nn.Module:
     """One of fastgl.nn.models by its command-line name (``sage``, ``gcn``, ``gin``, ``gat``)."""
-    if name not in MODELS:
-        raise ValueError(f"train: model must be one of {sorted(MODELS)}, got {name!r}")
+    _check_model(name)
     extra = {"heads": heads} if name == "gat" else {}
     return MODELS[name](
         in_channels, hidden, num_layers, out_channels=out_channels, dropout=dropout, **extra
