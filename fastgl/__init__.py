@@ -1,7 +1,8 @@
 """fastgl: fast sampling-based GNN training for PyTorch.
 
 Compiled ops live under ``torch.ops.fastgl`` (typed wrappers in :mod:`fastgl.ops`); graphs are
-:class:`CSCGraph` and :class:`Block` (:mod:`fastgl.graph`); samplers are in
+:class:`CSCGraph` and :class:`Block` (:mod:`fastgl.graph`), heterogeneous ones
+:class:`HeteroCSCGraph` (:mod:`fastgl.hetero`); samplers are in
 :mod:`fastgl.sampling`, the data loader in :mod:`fastgl.loader`, layers and message passing in
 :mod:`fastgl.nn` and :mod:`fastgl.nn.functional`, datasets in :mod:`fastgl.data`.
 """
@@ -19,11 +20,13 @@ from . import (
 )
 from ._version import __version__
 from .graph import Block, CSCGraph
+from .hetero import HeteroCSCGraph
 from .sampling import NeighborSampler, SampledSubgraph
 
 __all__ = [
     "Block",
     "CSCGraph",
+    "HeteroCSCGraph",
     "NeighborSampler",
     "SampledSubgraph",
     "__version__",
