@@ -2,7 +2,8 @@
 
 They are PyG's own loader classes (same arguments, same batches, ``transform``, workers,
 negative sampling) whose default sampler is :class:`fastgl.integrations.pyg.NeighborSampler`,
-so they work where ``pyg-lib`` and ``torch-sparse`` are not installed.
+so they work where ``pyg-lib`` and ``torch-sparse`` are not installed. ``data`` is a homogeneous
+``Data`` (with or without edges) or PyG's remote-backend pair ``(FeatureStore, GraphStore)``.
 """
 
 import torch_geometric.loader
@@ -25,13 +26,22 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
     Every batch is a ``Data`` with PyG's layout: ``n_id`` (seeds first), ``e_id``, ``input_id``,
     ``batch_size``, ``num_sampled_nodes``, ``num_sampled_edges``, ``edge_index[0]`` = neighbor,
     edges grouped by hop (so ``trim_to_layer`` works). Samples on the GPU when ``data`` is there.
+    A graph without edges gives batches of the seeds alone. For a ``(FeatureStore, GraphStore)``
+    pair, fastgl samples the graph store's edges and PyG's loader fetches the batch's node
+    features from the feature store (``input_nodes`` is then required, as in PyG).
 
     Example:
+        >>> import torch
+        >>> from torch_geometric.data import Data
         >>> from fastgl.integrations.pyg import NeighborLoader   # the only changed line
-        >>> loader = NeighborLoader(data, num_neighbors=[15, 10], batch_size=1024,
-        ...                         input_nodes=data.train_mask, shuffle=True)
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> data = Data(x=torch.randn(4, 8), edge_index=edge_index)
+        >>> loader = NeighborLoader(data, num_neighbors=[2, 2], batch_size=2, shuffle=True)
         >>> for batch in loader:
-        ...     out = model(batch.x, batch.edge_index)[: batch.batch_size]
+        ...     assert batch.x.shape[0] == batch.num_nodes   # model(batch.x, batch.edge_index)
+        >>> batch = next(iter(NeighborLoader(Data(num_nodes=5), [2], batch_size=3)))
+        >>> batch.n_id, batch.num_sampled_edges   # no edges: the seeds alone
+        (tensor([0, 1, 2]), [0])
     """
 
     def __init__(
@@ -82,11 +92,19 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
 
 class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
     """``torch_geometric.loader.LinkNeighborLoader`` sampling with fastgl (same signature):
-    seed edges ``edge_label_index``, optional binary or triplet ``neg_sampling``.
+    seed edges ``edge_label_index``, optional binary or triplet ``neg_sampling``. With a
+    ``(FeatureStore, GraphStore)`` pair, pass ``edge_label_index=(None, tensor)`` as in PyG.
 
     Example:
-        >>> loader = LinkNeighborLoader(data, [10, 5], edge_label_index=data.edge_index,
-        ...                             neg_sampling="binary", batch_size=256)
+        >>> import torch
+        >>> from torch_geometric.data import Data
+        >>> edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 1, 1]])
+        >>> data = Data(x=torch.randn(4, 8), edge_index=edge_index)
+        >>> loader = LinkNeighborLoader(data, [2, 1], edge_label_index=data.edge_index,
+        ...                             neg_sampling="binary", batch_size=2)
+        >>> batch = next(iter(loader))
+        >>> batch.edge_label   # two positive seed edges, two sampled negatives
+        tensor([1., 1., 0., 0.])
     """
 
     def __init__(
