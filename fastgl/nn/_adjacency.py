@@ -85,39 +85,105 @@ class Adjacency:
         """Reorders per-edge data from the caller's edge order into the structure's."""
         return edge_data if self.edge_order is None else edge_data[self.edge_order]
 
-    def with_self_loops(self, num_loops: int) -> "Adjacency":
+    def to_caller_order(self, edge_data: Tensor) -> Tensor:
+        """Reorders per-edge data (first dim) from the structure's edge order into the
+        caller's (the inverse of :meth:`to_structure_order`; differentiable)."""
+        if self.edge_order is None:
+            return edge_data
+        return edge_data[_inverse_permutation(self.edge_order)]
+
+    def caller_edge_index(self) -> Tensor:
+        """``[2, E]`` int64 ``(source, destination)`` of every edge, in the caller's order."""
+        structure = self.structure
+        pairs = torch.stack([structure.src_index().to(torch.int64), structure.dst_index()])
+        return self.to_caller_order(pairs.t()).t()
+
+    def slot_order(self) -> Tensor | None:
+        """``[E]`` the caller's position of the edge in every CSC slot (destination-grouped,
+        what the ops read), or ``None`` when the two orders agree."""
+        perm = self.structure.csc()[2]
+        if perm is None:
+            return self.edge_order
+        return perm if self.edge_order is None else self.edge_order[perm]
+
+    def caller_sorted_by_dst(self) -> bool:
+        """Whether the caller gave the edges sorted by destination (then the CSC slots, in
+        which every destination's in-edges keep their relative order, are the caller's edges
+        in the caller's order)."""
+        order = self.slot_order()
+        return order is None or bool(
+            torch.equal(order, torch.arange(order.numel(), device=order.device))
+        )
+
+    def with_self_loops(self, num_loops: int, keep_order: bool = False) -> "Adjacency":
         """The graph without its self-loops, plus one loop ``(i, i)`` for each ``i < num_loops``.
 
         The result is destination-sorted (each loop is the last in-edge of its node) and built
-        without a sort; its edge order is its own (``edge_order`` is ``None``), so it suits
-        layers that carry no per-edge input (GAT); its ``edge_ids()`` number its own slots, not
-        edges of the user's graph, and a block's result has local ``src_nodes``. Built once per
-        graph or block and cached on
-        it, so that a model run on the same structure every step (and the backward pass, whose
-        transposed structure is cached on the result) does not rebuild it.
+        without a sort. Built once per graph or block and cached on it, so that a model run on
+        the same structure every step (and the backward pass, whose transposed structure is
+        cached on the result) does not rebuild it; its ``edge_ids()`` number its own slots,
+        not edges of the user's graph, and a block's result has local ``src_nodes``.
+
+        Its ``edge_order`` is ``None`` (its own order), for layers that carry no per-edge
+        input; with ``keep_order=True`` it is the position of every edge in PyG's edge list
+        with self-loops (``remove_self_loops`` then ``add_self_loops``): the caller's edges
+        that are not loops, in the caller's order, then the loops ``(0, 0) ..
+        (num_loops - 1, num_loops - 1)``. Per-edge data in that order (edge features with
+        their loops' fill values appended) then comes into the structure's order through
+        :meth:`to_structure_order`, and results go back with :meth:`to_caller_order`.
         """
-        structure = self.structure.cached(
+        structure, kept_slots, kept_positions = self.structure.cached(
             ("self_loops", num_loops), lambda: self._build_with_self_loops(num_loops)
         )
-        return Adjacency(structure)
+        if not keep_order:
+            return Adjacency(structure)
+        return Adjacency(structure, self._looped_order(structure, kept_slots, kept_positions))
 
-    def _build_with_self_loops(self, num_loops: int) -> Structure:
+    def _build_with_self_loops(self, num_loops: int) -> tuple[Structure, Tensor, Tensor]:
+        """``(structure, kept_slots, kept_positions)``: the looped structure, the CSC slots of
+        the edges it keeps and their slots in it."""
         indptr, indices, _ = self.structure.csc()
         num_dst = self.num_dst
         device = indptr.device
         dst = expand_ptr(indptr, indices.numel())
         keep = indices != dst
-        kept_src, kept_dst = indices[keep], dst[keep]
+        kept_slots = torch.nonzero(keep).view(-1)
+        kept_src, kept_dst = indices[kept_slots], dst[kept_slots]
         has_loop = torch.arange(num_dst, device=device) < num_loops
         degree = torch.bincount(kept_dst, minlength=num_dst) + has_loop
         new_indptr = torch.cat([degree.new_zeros(1), torch.cumsum(degree, 0)])
         new_indices = torch.empty(int(new_indptr[-1]), dtype=torch.int64, device=device)
         # Kept edges keep their order; every loop before them (rows < dst) shifts them by one.
-        new_indices[
-            torch.arange(kept_src.numel(), device=device) + kept_dst.clamp(max=num_loops)
-        ] = kept_src.to(torch.int64)
+        kept_positions = torch.arange(kept_src.numel(), device=device) + kept_dst.clamp(
+            max=num_loops
+        )
+        new_indices[kept_positions] = kept_src.to(torch.int64)
         new_indices[new_indptr[1 : num_loops + 1] - 1] = torch.arange(num_loops, device=device)
-        return csc_structure(new_indptr, new_indices, self.num_src, num_dst)
+        structure = csc_structure(new_indptr, new_indices, self.num_src, num_dst)
+        return structure, kept_slots, kept_positions
+
+    def _looped_order(
+        self, looped: Structure, kept_slots: Tensor, kept_positions: Tensor
+    ) -> Tensor:
+        """Every slot of ``looped``'s position in PyG's looped edge list (see
+        :meth:`with_self_loops`)."""
+        caller = self.slot_order()
+        kept_callers = kept_slots if caller is None else caller[kept_slots]
+        is_kept = torch.zeros(self.num_edges, dtype=torch.bool, device=self.device)
+        is_kept[kept_callers] = True
+        rank = torch.cumsum(is_kept, 0) - 1  # a kept edge's place among the kept edges
+        order = torch.empty(looped.num_edges, dtype=torch.int64, device=self.device)
+        order[kept_positions] = rank[kept_callers]
+        is_loop = torch.ones(looped.num_edges, dtype=torch.bool, device=self.device)
+        is_loop[kept_positions] = False
+        order[is_loop] = kept_positions.numel() + looped.dst_index()[is_loop]
+        return order
+
+
+def _inverse_permutation(perm: Tensor) -> Tensor:
+    inverse = torch.empty_like(perm)
+    inverse[perm] = torch.arange(perm.numel(), device=perm.device)
+    return inverse
 
 
 def _from_pairs(
@@ -130,14 +196,33 @@ def _from_pairs(
     sort flag would otherwise give a silently wrong answer. Everything else is sorted once by
     destination (a stable counting sort).
     """
-    check_ids(where, what, src, num_src, "source")
-    check_ids(where, what, dst, num_dst, "target")
+    _check_ids(where, what, src, num_src, "source")
+    _check_ids(where, what, dst, num_dst, "target")
     offsets = sorted_target_offsets(dst, num_dst) if maybe_sorted else None
     if offsets is not None:
         # Contiguous, so that every op reads the structure's own array, not a copy per call.
         return Adjacency(csc_structure(offsets, src.contiguous(), num_src, num_dst))
     indptr, indices, perm = csc_from_coo(src, dst, max(num_src, num_dst))
     return Adjacency(csc_structure(indptr[: num_dst + 1], indices, num_src, num_dst, perm), perm)
+
+
+def _is_compiling() -> bool:
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling()
+    return torch._dynamo.is_compiling()  # torch < 2.3
+
+
+def _check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str) -> None:
+    """:func:`fastgl.graph.check_ids`; under ``torch.compile`` an assertion inside the graph
+    instead, since reading the ids' range back to Python would break the graph there."""
+    if not _is_compiling():
+        check_ids(where, what, ids, num_nodes, side)
+        return
+    torch._assert_async(
+        ((ids >= 0) & (ids < num_nodes)).all(),
+        f"{where}: {what} has a {side} id out of range for {num_nodes} {side} nodes",
+    )
 
 
 def _rows(t: Tensor) -> int:
@@ -194,20 +279,65 @@ def _is_torch_sparse_object(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "torch_sparse"
 
 
+FLOWS = ("source_to_target", "target_to_source")
+
+
+def check_flow(where: str, flow: str) -> None:
+    if flow not in FLOWS:
+        raise ValueError(
+            f"{where}: flow must be 'source_to_target' or 'target_to_source', got {flow!r}"
+        )
+
+
+def _reverse_flow(
+    where: str, x: Features, edge_index: GraphInput, size: Sequence[int | None] | None
+) -> tuple[GraphInput, tuple | None]:
+    """PyG's ``flow="target_to_source"``: messages go from ``edge_index[1]`` to
+    ``edge_index[0]`` and ``size`` is ``(num_dst, num_src)``; returns the same graph in the
+    default flow. Only an edge list has a direction to reverse, and only one feature tensor
+    a meaning under it (PyG would read a pair's second tensor as the sources)."""
+    if isinstance(x, (tuple, list)):
+        raise ValueError(
+            f"{where}: flow='target_to_source' takes one feature tensor x, got a pair; for a "
+            f"bipartite graph pass edge_index.flip(0) with flow='source_to_target'"
+        )
+    if isinstance(edge_index, Structure) or (
+        isinstance(edge_index, Tensor) and edge_index.layout != torch.strided
+    ):
+        raise ValueError(
+            f"{where}: flow='target_to_source' applies to an edge_index [2, E]; a "
+            f"{'sparse adj_t' if isinstance(edge_index, Tensor) else type(edge_index).__name__}"
+            f" fixes the direction of its edges: pass its transpose with "
+            f"flow='source_to_target' instead"
+        )
+    if _is_pyg_edge_index(edge_index):
+        size = _size_of_pyg_edge_index(where, edge_index, size)
+        edge_index = edge_index.as_tensor()
+    if isinstance(edge_index, Tensor) and edge_index.dim() == 2:
+        edge_index = edge_index.flip(0)
+    return edge_index, None if size is None else tuple(reversed(size))
+
+
 def adjacency_of(
     where: str,
     x: Features,
     edge_index: GraphInput,
     size: Sequence[int | None] | None = None,
+    flow: str = "source_to_target",
 ) -> tuple[Tensor, Tensor | None, Adjacency]:
     """Resolves a layer's ``(x, edge_index, size)`` into ``(x_src, x_dst, adjacency)``.
 
     ``edge_index`` is any graph input of the module docstring. ``x_dst`` is the destination
     features: the given ``x_dst`` of a pair (possibly ``None``, as in PyG), or, for a single
     tensor ``x``, its first ``num_dst`` rows (destinations are the prefix of the sources: a
-    Block's layout, and the identity on square graphs).
+    Block's layout, and the identity on square graphs). ``flow="target_to_source"`` (PyG's)
+    reverses an ``edge_index``: messages go from ``edge_index[1]`` to ``edge_index[0]``, and
+    ``size`` is ``(num_dst, num_src)``.
     """
     _check_size(where, size)
+    if flow != "source_to_target":
+        check_flow(where, flow)
+        edge_index, size = _reverse_flow(where, x, edge_index, size)
     if isinstance(x, (tuple, list)):
         if len(x) != 2:
             raise ValueError(
@@ -384,3 +514,27 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
             where, "adj_t", src, row.to(torch.int64), num_src, num_dst, maybe_sorted=False
         )
     return replace(adj, values=adj.to_structure_order(adj_t.values()))
+
+
+def sparse_adj_t(adj: Adjacency, values: Tensor, layout: torch.layout) -> tuple[Tensor, Tensor]:
+    """``(adj_t, values)``: a torch sparse ``adj_t`` ``[num_dst, num_src, *values.shape[1:]]``
+    of the adjacency's edges in ``layout``, holding ``values`` (one row per edge, given in the
+    structure's order), and its values in its own entry order (both differentiable): what PyG
+    returns for a sparse input. Entries are sorted by (destination, source), as in a coalesced
+    COO (which also merges duplicate entries) and a CSR built from one; a CSC's by (source,
+    destination)."""
+    structure = adj.structure
+    dst, src = structure.dst_index(), structure.src_index().to(torch.int64)
+    shape = (adj.num_dst, adj.num_src, *values.shape[1:])
+    if layout == torch.sparse_coo:
+        coo = torch.sparse_coo_tensor(torch.stack([dst, src]), values, shape).coalesce()
+        return coo, coo.values()
+    by_src = layout == torch.sparse_csc
+    major, minor = (src, dst) if by_src else (dst, src)
+    num_major = adj.num_src if by_src else adj.num_dst
+    order = torch.argsort(major * max(adj.num_dst, adj.num_src, 1) + minor, stable=True)
+    counts = torch.bincount(major, minlength=num_major)
+    offsets = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+    values = values[order]
+    build = torch.sparse_csc_tensor if by_src else torch.sparse_csr_tensor
+    return build(offsets, minor[order], values, shape), values

@@ -25,7 +25,8 @@ from fastgl import ops
 from fastgl.graph import Structure, check_edge_weight, expand_ptr
 from fastgl.ops import csc_from_coo
 
-_REDUCTIONS = ("sum", "mean", "max")
+_REDUCTIONS = ("sum", "mean", "max", "min")
+_ES_REDUCTIONS = ("sum", "mean", "max")
 
 
 def _transposed(indptr: Tensor, indices: Tensor, num_src: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -130,8 +131,8 @@ def aggregate(
         x: ``[num_src, F]`` source features (fp32, fp64, fp16 or bf16; fp32 accumulation).
         edge_weight: ``[E]`` weights in the structure's own edge order (CSC slot order for a
             graph, edge order for a block), or ``None`` for all ones; differentiable.
-        reduce: ``"sum"``, ``"mean"`` or ``"max"`` (per feature; ties go to the first edge,
-            which alone gets the gradient). Nodes without in-edges get zeros.
+        reduce: ``"sum"``, ``"mean"``, ``"max"`` or ``"min"`` (per feature; ties go to the
+            first edge, which alone gets the gradient). Nodes without in-edges get zeros.
 
     Returns:
         ``[num_dst, F]``.
@@ -148,6 +149,8 @@ def aggregate(
         True
     """
     _check_reduce("aggregate", reduce, _REDUCTIONS)
+    if reduce == "min" and isinstance(x, Tensor):  # min(w * x) = -max(w * -x): max's kernels
+        return -aggregate(structure, -x, edge_weight, "max")
     indptr, indices, edge_weight = _csc_inputs("aggregate", structure, x, edge_weight)
     transposed = functools.partial(transposed_of, structure, x.shape[0])
     if reduce == "max":
@@ -255,7 +258,7 @@ def es_spmm(
         True
     """
     check_es_spmm_options("es_spmm", width, strategy)
-    _check_reduce("es_spmm", reduce, _REDUCTIONS)
+    _check_reduce("es_spmm", reduce, _ES_REDUCTIONS)
     indptr, indices, edge_weight = _csc_inputs("es_spmm", structure, x, edge_weight)
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, edge_weight)):
         raise RuntimeError(
@@ -315,13 +318,24 @@ def gat_scores(
     alpha_src: Tensor,
     alpha_dst: Tensor,
     negative_slope: float = 0.2,
+    alpha_edge: Tensor | None = None,
 ) -> Tensor:
-    """GAT attention logits ``leaky_relu(alpha_src[src(e)] + alpha_dst[dst(e)])`` per edge.
+    """GAT attention logits ``leaky_relu(alpha_src[src(e)] + alpha_dst[dst(e)] (+
+    alpha_edge[e]))`` per edge.
 
     ``alpha_src [num_src, H]`` and ``alpha_dst [num_dst, H]`` are the projections of the source
-    and destination features on the attention vectors; the result ``[E, H]`` (structure's edge
-    order) is differentiable in both, so the attention parameters train. Feed it to
+    and destination features on the attention vectors, ``alpha_edge [E, H]`` (structure's edge
+    order; optional) that of the edge features; the result ``[E, H]`` (structure's edge
+    order) is differentiable in all three, so the attention parameters train. Feed it to
     :func:`edge_softmax`, then to :func:`aggregate` one head at a time.
+
+    Example:
+        >>> import fastgl
+        >>> graph = fastgl.CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 1]]))
+        >>> scores = gat_scores(graph, torch.randn(3, 2), torch.randn(3, 2))
+        >>> weights = edge_softmax(graph, scores)        # [E, H]: per node and head, sum 1
+        >>> weights.shape
+        torch.Size([3, 2])
     """
     _check_structure("gat_scores", structure)
     src, dst = structure.src_index(), structure.dst_index()
@@ -330,6 +344,12 @@ def gat_scores(
             f"gat_scores: alpha_src and alpha_dst must be [N, H] with the same H, "
             f"got {tuple(alpha_src.shape)} and {tuple(alpha_dst.shape)}"
         )
-    return F.leaky_relu(
-        alpha_src.index_select(0, src) + alpha_dst.index_select(0, dst), negative_slope
-    )
+    logits = alpha_src.index_select(0, src) + alpha_dst.index_select(0, dst)
+    if alpha_edge is not None:
+        if alpha_edge.shape != logits.shape:
+            raise ValueError(
+                f"gat_scores: alpha_edge must be [E, H] = {list(logits.shape)}, "
+                f"got {list(alpha_edge.shape)}"
+            )
+        logits = logits + alpha_edge
+    return F.leaky_relu(logits, negative_slope)
