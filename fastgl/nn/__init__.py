@@ -5,10 +5,11 @@ outputs) and accept a PyG ``edge_index``, a :class:`~fastgl.CSCGraph` or a sampl
 :class:`~fastgl.Block`; the models run a list of blocks from a sampled subgraph. Passing
 ``approx=ESSpMM(...)`` to ``forward`` switches inference to ES-SpMM. The message passing they are
 built on (``aggregate``, ``edge_softmax``, ``gat_scores``, ``es_spmm`` over a graph or block,
-with autograd) is :mod:`fastgl.nn.functional`.
+with autograd) is :mod:`fastgl.nn.functional`; SAGEConv's aggregations (PyG's ``aggr``: sum,
+mean, max, min, LSTM, lists of them, PyG's own modules) are :mod:`fastgl.nn.aggr`.
 """
 
-from . import functional, models
+from . import aggr, functional, models
 from .approx import ESSpMM
 from .conv import FastGLConv, GATConv, GCNConv, GINConv, SAGEConv
 from .models import GAT, GCN, GIN, GraphSAGE
@@ -24,6 +25,7 @@ __all__ = [
     "GINConv",
     "GraphSAGE",
     "SAGEConv",
+    "aggr",
     "functional",
     "models",
 ]

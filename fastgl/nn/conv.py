@@ -35,7 +35,14 @@ from torch.nn import Parameter
 
 from fastgl.graph import Structure, check_edge_weight
 
-from ._adjacency import Adjacency, Features, GraphInput, adjacency_of
+from ._adjacency import Adjacency, Features, GraphInput, adjacency_of, check_flow, sparse_adj_t
+from .aggr import (
+    Neighborhood,
+    Reduce,
+    aggregate_neighborhood,
+    out_channels_of,
+    resolve_aggregation,
+)
 from .approx import ESSpMM
 from .approx import aggregate as _aggregate
 from .functional import edge_softmax, gat_scores
@@ -104,12 +111,24 @@ def _reset(module) -> None:
 
 
 class FastGLConv(torch.nn.Module):
-    """Base of fastgl's graph convolutions: resolves ``(x, edge_index, size)`` for them."""
+    """Base of fastgl's graph convolutions: resolves ``(x, edge_index, size)`` for them.
+
+    ``flow`` is PyG's message direction: ``"source_to_target"`` (the default: messages go
+    from ``edge_index[0]`` to ``edge_index[1]``) or ``"target_to_source"`` (from
+    ``edge_index[1]`` to ``edge_index[0]``, ``size=(num_dst, num_src)``; an ``edge_index`` and
+    one feature tensor only: a sparse ``adj_t``, a CSCGraph or a Block has its direction).
+    """
+
+    flow: str = "source_to_target"
+
+    def _set_flow(self, flow: str) -> None:
+        check_flow(type(self).__name__, flow)
+        self.flow = flow
 
     def _inputs(
         self, x: Features, edge_index: GraphInput, size: Size
     ) -> tuple[Tensor, Tensor | None, Adjacency]:
-        return adjacency_of(f"{type(self).__name__}", x, edge_index, size)
+        return adjacency_of(type(self).__name__, x, edge_index, size, self.flow)
 
     def reset_parameters(self) -> None:  # pragma: no cover - overridden
         pass
@@ -123,6 +142,56 @@ def _entry_weight(adj: Adjacency, dtype: torch.dtype) -> Tensor | None:
     if values is None or (not values.requires_grad and bool((values == 1).all())):
         return None
     return values.to(dtype)
+
+
+def _check_node_features(where: str, x) -> None:
+    """``x`` is ``[num_nodes, channels]`` or a batch ``[*, num_nodes, channels]`` (dense or
+    sparse COO), checked before a linear map could hide its shape."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{where}: x must be a tensor, got {type(x).__name__}")
+    if x.dim() < 2:
+        raise ValueError(
+            f"{where}: x must be 2-D [num_nodes, channels] (or a batch [*, num_nodes, "
+            f"channels] over one graph), got shape {tuple(x.shape)}"
+        )
+
+
+def _nodes_first(x: Tensor) -> tuple[Tensor, torch.Size | None]:
+    """Features ``[*batch, N, C]`` of one graph (PyG's "static graph": nodes on dim -2) as
+    ``[N, batch * C]``, which the ops aggregate in one pass, with the batch shape (``None``
+    for plain ``[N, C]``)."""
+    if x.dim() <= 2:
+        return x, None
+    return x.movedim(-2, 0).reshape(x.shape[-2], -1), x.shape[:-2]
+
+
+def _nodes_back(out: Tensor, batch: torch.Size | None) -> Tensor:
+    """The inverse of :func:`_nodes_first`: ``[M, batch * C]`` as ``[*batch, M, C]``."""
+    if batch is None:
+        return out
+    return out.reshape(out.shape[0], *batch, -1).movedim(0, -2)
+
+
+def _features_nodes_first(where: str, x: Features) -> tuple[Features, torch.Size | None]:
+    """:func:`_nodes_first` of a feature tensor or of both tensors of a pair (same batch)."""
+    if isinstance(x, Tensor):
+        return _nodes_first(x)
+    if not isinstance(x, (tuple, list)) or len(x) != 2 or not isinstance(x[0], Tensor):
+        return x, None  # adjacency_of names what is wrong with it
+    x_src, batch = _nodes_first(x[0])
+    if not isinstance(x[1], Tensor):
+        return (x_src, x[1]), batch
+    x_dst, dst_batch = _nodes_first(x[1])
+    if batch != dst_batch:
+        raise ValueError(
+            f"{where}: x_src and x_dst must have the same batch dims, got shapes "
+            f"{tuple(x[0].shape)} and {tuple(x[1].shape)}"
+        )
+    return (x_src, x_dst), batch
+
+
+def _is_sparse(obj) -> bool:
+    return isinstance(obj, Tensor) and obj.layout != torch.strided
 
 
 def _versions(obj) -> tuple:
@@ -159,15 +228,31 @@ class GCNConv(FastGLConv):
         add_self_loops: defaults to ``normalize``.
         normalize: symmetric normalization (off: plain weighted sum over in-edges).
         bias: learn an additive bias.
+        flow: PyG's message direction (see :class:`FastGLConv`).
 
     Forward:
-        ``x`` ``[num_src, in_channels]`` (a pair is refused, like PyG), ``edge_index`` (tensor,
+        ``x`` ``[num_src, in_channels]``, dense or a sparse COO tensor (``lin`` multiplies it
+        as it is), or a batch ``[*, num_src, in_channels]`` of features on the same graph (PyG's
+        "static graph": every batch element is convolved alike, in one aggregation over
+        ``[num_src, batch * out_channels]``); a pair is refused, like PyG. ``edge_index`` (tensor,
         EdgeIndex, sparse ``adj_t``, CSCGraph or Block), ``edge_weight`` ``[E]`` in the caller's
         edge order (``edge_index`` columns; a CSCGraph's original edge order; a Block's edge
         order; a CSCGraph's or Block's own ``weight`` is used when none is given; none with a
         sparse ``adj_t``, whose values are the weights), ``size=(num_src, num_dst)`` with
         ``num_dst <= num_src``.
-        Returns ``[num_dst, out_channels]``.
+        Returns ``[num_dst, out_channels]`` (``[*, num_dst, out_channels]`` for a batch).
+
+    Example:
+        >>> edge_index = torch.tensor([[0, 0, 0, 1, 2, 3], [1, 2, 3, 0, 0, 0]])
+        >>> conv = GCNConv(16, 32)
+        >>> conv(torch.randn(3, 4, 16), edge_index).shape        # a batch of 3 on one graph
+        torch.Size([3, 4, 32])
+        >>> reverse = GCNConv(16, 32, flow="target_to_source")
+        >>> reverse.load_state_dict(conv.state_dict())
+        <All keys matched successfully>
+        >>> x = torch.randn(4, 16)
+        >>> torch.allclose(reverse(x, edge_index.flip(0)), conv(x, edge_index), atol=1e-6)
+        True
 
     A non-square ``adj_t`` ``[num_dst, num_src]`` (``num_dst <= num_src``) is normalized like
     ``size=``: as PyG on the square ``adj_t`` of ``num_src`` nodes (its extra rows empty), first
@@ -194,6 +279,8 @@ class GCNConv(FastGLConv):
         add_self_loops: bool | None = None,
         normalize: bool = True,
         bias: bool = True,
+        *,
+        flow: str = "source_to_target",
     ) -> None:
         super().__init__()
         if add_self_loops is None:
@@ -203,6 +290,7 @@ class GCNConv(FastGLConv):
                 "GCNConv does not support adding self-loops to the graph when no "
                 "on-the-fly normalization is applied"
             )
+        self._set_flow(flow)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.improved = improved
@@ -220,6 +308,36 @@ class GCNConv(FastGLConv):
             torch.nn.init.zeros_(self.bias)
         self._cache = None
 
+    def _cached_for(self, sparse: bool):
+        cache = self._cache
+        return None if cache is None or _is_sparse(cache[0]) != sparse else cache[3:]
+
+    @property
+    def _cached_edge_index(self):
+        """PyG's name for the cached normalization of a graph that is not a sparse ``adj_t``
+        (``None`` when there is none); assigning ``None`` drops it, as in PyG."""
+        return self._cached_for(sparse=False)
+
+    @_cached_edge_index.setter
+    def _cached_edge_index(self, value) -> None:
+        self._drop_cache(value, sparse=False)
+
+    @property
+    def _cached_adj_t(self):
+        """PyG's name for the cached normalization of a sparse ``adj_t`` (``None`` when there
+        is none); assigning ``None`` drops it, as in PyG."""
+        return self._cached_for(sparse=True)
+
+    @_cached_adj_t.setter
+    def _cached_adj_t(self, value) -> None:
+        self._drop_cache(value, sparse=True)
+
+    def _drop_cache(self, value, sparse: bool) -> None:
+        if value is not None:
+            raise ValueError("GCNConv: the cache can only be cleared (set to None)")
+        if self._cached_for(sparse) is not None:
+            self._cache = None
+
     def forward(
         self,
         x: Tensor,
@@ -235,34 +353,9 @@ class GCNConv(FastGLConv):
                 "does not support bipartite message passing; pass one tensor (with "
                 "a Block or size=, destinations are its first num_dst rows)"
             )
-        # The cache holds the graph objects themselves (so their ids cannot be reused) and
-        # their tensors' versions (so in-place edits are noticed).
-        signature = (
-            _versions(edge_index),
-            _versions(edge_weight),
-            None if size is None else tuple(size),
-            x.shape[0],
-            x.dtype,
-            x.device,
-        )
-        cache = self._cache
-        if (
-            self.normalize
-            and self.cached
-            and cache is not None
-            and cache[0] is edge_index
-            and cache[1] is edge_weight
-            and cache[2] == signature
-        ):
-            adj, norm = cache[3], cache[4]
-        else:
-            _, _, adj = self._inputs(x, edge_index, size)
-            weight = self._structure_weight(adj, edge_weight, x.dtype)
-            norm = self._normalization(adj, weight, x.dtype) if self.normalize else (weight,)
-            differentiable = any(t is not None and t.requires_grad for t in (weight, edge_weight))
-            if self.normalize and self.cached and not differentiable:
-                self._cache = (edge_index, edge_weight, signature, adj, norm)
-        h = self.lin(x)
+        _check_node_features("GCNConv", x)
+        h, batch = _nodes_first(self.lin(x))
+        adj, norm = self._normalized_graph(h, edge_index, edge_weight, size)
         if self.normalize:
             src_scale, edge_w, dst_scale, loop_scale = norm
             out = _aggregate(adj.structure, h * src_scale.unsqueeze(1), edge_w, approx=approx)
@@ -271,9 +364,44 @@ class GCNConv(FastGLConv):
                 out = out + h[: adj.num_dst] * loop_scale.unsqueeze(1)
         else:
             out = _aggregate(adj.structure, h, norm[0], approx=approx)
+        out = _nodes_back(out, batch)
         if self.bias is not None:
             out = out + self.bias
         return out
+
+    def _normalized_graph(
+        self, h: Tensor, edge_index: GraphInput, edge_weight: Tensor | None, size: Size
+    ) -> tuple[Adjacency, tuple]:
+        """``(adjacency, normalization)`` (see :meth:`_normalization`; ``(weight,)`` without
+        ``normalize``), from the cache when it holds this graph."""
+        # The cache holds the graph objects themselves (so their ids cannot be reused) and
+        # their tensors' versions (so in-place edits are noticed).
+        signature = (
+            _versions(edge_index),
+            _versions(edge_weight),
+            None if size is None else tuple(size),
+            self.flow,
+            h.shape[0],
+            h.dtype,
+            h.device,
+        )
+        cache = self._cache
+        use_cache = self.normalize and self.cached
+        if (
+            use_cache
+            and cache is not None
+            and cache[0] is edge_index
+            and cache[1] is edge_weight
+            and cache[2] == signature
+        ):
+            return cache[3], cache[4]
+        _, _, adj = self._inputs(h, edge_index, size)
+        weight = self._structure_weight(adj, edge_weight, h.dtype)
+        norm = self._normalization(adj, weight, h.dtype) if self.normalize else (weight,)
+        differentiable = any(t is not None and t.requires_grad for t in (weight, edge_weight))
+        if use_cache and not differentiable:
+            self._cache = (edge_index, edge_weight, signature, adj, norm)
+        return adj, norm
 
     @staticmethod
     def _structure_weight(
@@ -352,9 +480,6 @@ class GCNConv(FastGLConv):
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels})"
 
 
-_SAGE_REDUCTIONS = {"mean": "mean", "sum": "sum", "add": "sum", "max": "max"}
-
-
 class SAGEConv(FastGLConv):
     r"""GraphSAGE convolution, like ``torch_geometric.nn.SAGEConv``.
 
@@ -365,53 +490,79 @@ class SAGEConv(FastGLConv):
         in_channels: input features, or ``(src, dst)`` input features for bipartite graphs
             (``-1``: taken from the first input).
         out_channels: output features.
-        aggr: ``"mean"``, ``"sum"`` (or ``"add"``) or ``"max"`` over the in-edges (nodes without
-            in-edges get zeros). With a sparse ``adj_t`` each message is first multiplied by its
-            entry, as PyG's ``spmm`` (mean: divided by the number of entries of the row).
+        aggr: the aggregation over the in-edges (:mod:`fastgl.nn.aggr`), as PyG's:
+            ``"mean"``, ``"sum"`` (or ``"add"``), ``"max"`` or ``"min"`` on fastgl's kernels
+            (nodes without in-edges get zeros; with a sparse ``adj_t`` each message is first
+            multiplied by its entry, as PyG's ``spmm``, whose mean divides by the number of
+            entries of the row); ``"lstm"`` (PyG's ``LSTMAggregation``, parameters under
+            ``aggr_module.lstm``: the caller's edges must be sorted by destination); a list
+            of aggregations (PyG's ``MultiAggregation``: ``aggr_kwargs`` takes its ``mode``,
+            ``mode_kwargs`` and ``aggrs_kwargs``); or any other PyG aggregation, by name or as
+            a module (``MLPAggregation(...)``), which needs ``torch_geometric``. Only the single
+            sum/mean/max/min weigh a sparse ``adj_t``'s messages by its values (as PyG, whose
+            other aggregations read the plain messages).
         normalize: L2-normalize the output rows.
         root_weight: add ``lin_r(x_dst)``.
         project: project sources with ``relu(lin(x))`` before aggregating.
         bias: bias of ``lin_l``.
+        aggr_kwargs: arguments of the aggregation given by name (PyG's); for ``"lstm"``,
+            ``in_channels`` and ``out_channels`` default to the source features, the rest goes
+            to ``torch.nn.LSTM``.
+        flow: PyG's message direction (see :class:`FastGLConv`).
 
     Forward:
         ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, EdgeIndex, sparse
         ``adj_t``, CSCGraph or Block), ``size=(num_src, num_dst)``. Returns
         ``[num_dst, out_channels]``.
+
+    Example:
+        >>> edge_index = torch.tensor([[0, 1, 2, 3], [0, 0, 1, 1]])   # sorted by destination
+        >>> x = torch.randn(4, 8)
+        >>> SAGEConv(8, 16, aggr="lstm")(x, edge_index).shape
+        torch.Size([4, 16])
+        >>> conv = SAGEConv(8, 16, aggr=["mean", "max"], aggr_kwargs={"mode": "cat"})
+        >>> conv.lin_l.in_features                    # the two aggregations concatenated
+        16
+        >>> conv(x, edge_index).shape
+        torch.Size([4, 16])
     """
 
     def __init__(
         self,
         in_channels: Channels,
         out_channels: int,
-        aggr: str = "mean",
+        aggr: str | Sequence | torch.nn.Module = "mean",
         normalize: bool = False,
         root_weight: bool = True,
         project: bool = False,
         bias: bool = True,
+        *,
+        aggr_kwargs: dict | None = None,
+        flow: str = "source_to_target",
     ) -> None:
         super().__init__()
-        if not isinstance(aggr, str) or aggr not in _SAGE_REDUCTIONS:
-            raise NotImplementedError(
-                f"SAGEConv: aggr must be one of {sorted(_SAGE_REDUCTIONS)}, got {aggr!r}"
-            )
+        self._set_flow(flow)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.aggr = aggr
         self.normalize = normalize
         self.root_weight = root_weight
         self.project = project
         in_src, in_dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
+        if aggr == "lstm":
+            aggr_kwargs = {"in_channels": in_src, "out_channels": in_src, **(aggr_kwargs or {})}
+        self.aggr = [str(a) for a in aggr] if isinstance(aggr, (list, tuple)) else str(aggr)
+        self.aggr_module = resolve_aggregation("SAGEConv", aggr, aggr_kwargs)
         if project:
             if in_src <= 0:
                 raise ValueError("SAGEConv does not support lazy initialization with project=True")
             self.lin = _linear(in_src, in_src, bias=True)
-        self.lin_l = _linear(in_src, out_channels, bias=bias)
+        self.lin_l = _linear(out_channels_of(self.aggr_module, in_src), out_channels, bias=bias)
         if root_weight:
             self.lin_r = _linear(in_dst, out_channels, bias=False)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        for name in ("lin", "lin_l", "lin_r"):
+        for name in ("aggr_module", "lin", "lin_l", "lin_r"):
             if hasattr(self, name):
                 _reset(getattr(self, name))
 
@@ -426,27 +577,31 @@ class SAGEConv(FastGLConv):
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         if self.project:
             x_src = self.lin(x_src).relu()
-        reduce = _SAGE_REDUCTIONS[self.aggr]
-        weight = _entry_weight(adj, x_src.dtype)
-        lin_l = self.lin_l
-        if (
-            reduce != "max"
-            and not isinstance(lin_l, torch.nn.LazyLinear)
-            and lin_l.out_features < lin_l.in_features
-        ):
-            # Sum and mean commute with the linear map: aggregate the narrower side.
-            out = _aggregate(
-                adj.structure, F.linear(x_src, lin_l.weight), weight, reduce=reduce, approx=approx
-            )
-            if lin_l.bias is not None:
-                out = out + lin_l.bias
-        else:
-            out = lin_l(_aggregate(adj.structure, x_src, weight, reduce=reduce, approx=approx))
+        out = self._aggregate_neighbors(adj, x_src, approx)
         if self.root_weight and x_dst is not None:
             out = out + self.lin_r(x_dst)
         if self.normalize:
             out = F.normalize(out, p=2.0, dim=-1)
         return out
+
+    def _aggregate_neighbors(self, adj: Adjacency, x_src: Tensor, approx: ESSpMM | None) -> Tensor:
+        """``lin_l`` of the aggregated neighbors."""
+        aggr, lin_l = self.aggr_module, self.lin_l
+        if not isinstance(aggr, Reduce):
+            return lin_l(
+                aggregate_neighborhood(aggr, Neighborhood("SAGEConv", adj, x_src, None, approx))
+            )
+        weight = _entry_weight(adj, x_src.dtype)
+        if (
+            aggr.reduce in ("sum", "mean")
+            and not isinstance(lin_l, torch.nn.LazyLinear)
+            and lin_l.out_features < lin_l.in_features
+        ):
+            # Sum and mean commute with the linear map: aggregate the narrower side.
+            narrow = F.linear(x_src, lin_l.weight)
+            out = aggr(Neighborhood("SAGEConv", adj, narrow, weight, approx))
+            return out if lin_l.bias is None else out + lin_l.bias
+        return lin_l(aggr(Neighborhood("SAGEConv", adj, x_src, weight, approx)))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
@@ -462,16 +617,26 @@ class GINConv(FastGLConv):
         nn: the module applied to the aggregated features (an MLP, typically).
         eps: initial ``eps``.
         train_eps: learn ``eps`` (a parameter; otherwise a buffer, as in PyG).
+        flow: PyG's message direction (see :class:`FastGLConv`).
 
     Forward:
-        ``x`` (tensor or ``(x_src, x_dst)``; ``x_dst=None`` drops the root term),
-        ``edge_index`` (tensor, EdgeIndex, sparse ``adj_t``, CSCGraph or Block),
+        ``x`` (tensor or ``(x_src, x_dst)``; ``x_dst=None`` drops the root term), each
+        ``[num_nodes, F]`` or a batch ``[*, num_nodes, F]`` on the same graph (PyG's "static
+        graph"), ``edge_index`` (tensor, EdgeIndex, sparse ``adj_t``, CSCGraph or Block),
         ``size=(num_src, num_dst)``.
-        Returns ``nn`` of a ``[num_dst, F]`` tensor.
+        Returns ``nn`` of a ``[num_dst, F]`` tensor (``[*, num_dst, F]`` for a batch).
     """
 
-    def __init__(self, nn: Callable, eps: float = 0.0, train_eps: bool = False) -> None:
+    def __init__(
+        self,
+        nn: Callable,
+        eps: float = 0.0,
+        train_eps: bool = False,
+        *,
+        flow: str = "source_to_target",
+    ) -> None:
         super().__init__()
+        self._set_flow(flow)
         self.nn = nn
         self.initial_eps = eps
         if train_eps:
@@ -493,26 +658,70 @@ class GINConv(FastGLConv):
         *,
         approx: ESSpMM | None = None,
     ) -> Tensor:
+        x, batch = _features_nodes_first("GINConv", x)
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
         out = _aggregate(
             adj.structure, x_src, _entry_weight(adj, x_src.dtype), reduce="sum", approx=approx
         )
         if x_dst is not None:
             out = out + (1 + self.eps) * x_dst
-        return self.nn(out)
+        return self.nn(_nodes_back(out, batch))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(nn={self.nn})"
 
 
+_LOOP_FILL_REDUCES = {
+    "add": "sum",
+    "sum": "sum",
+    "mean": "mean",
+    "min": "amin",
+    "max": "amax",
+    "mul": "prod",
+}
+
+
+def _check_fill_value(fill_value) -> None:
+    if isinstance(fill_value, str):
+        if fill_value not in _LOOP_FILL_REDUCES:
+            raise ValueError(
+                f"GATConv: fill_value must be a number, a tensor or one of "
+                f"{sorted(_LOOP_FILL_REDUCES)}, got {fill_value!r}"
+            )
+    elif not (fill_value is None or isinstance(fill_value, (int, float, Tensor))):
+        raise TypeError(
+            f"GATConv: fill_value must be a number, a tensor or a reduction name, "
+            f"got {type(fill_value).__name__}"
+        )
+
+
+def _loop_attr(fill_value, edge_attr: Tensor, dst: Tensor, num_loops: int) -> Tensor:
+    """``[num_loops, *]`` edge features of the added self-loops, as PyG's ``add_self_loops``:
+    ``fill_value`` itself (a number or a tensor; ``None``: ones), or a reduction of the
+    features of each node's in-edges (``dst``: their destinations; no in-edges: zeros)."""
+    shape = (num_loops, *edge_attr.shape[1:])
+    if fill_value is None:
+        return edge_attr.new_ones(shape)
+    if isinstance(fill_value, (int, float)):
+        return edge_attr.new_full(shape, fill_value)
+    if isinstance(fill_value, Tensor):
+        fill = fill_value.to(edge_attr.device, edge_attr.dtype)
+        return (fill if fill.dim() == edge_attr.dim() else fill.unsqueeze(0)).expand(shape)
+    inside = dst < num_loops
+    index = dst[inside].view(-1, *([1] * (edge_attr.dim() - 1))).expand_as(edge_attr[inside])
+    return edge_attr.new_zeros(shape).scatter_reduce(
+        0, index, edge_attr[inside], _LOOP_FILL_REDUCES[fill_value], include_self=False
+    )
+
+
 class GATConv(FastGLConv):
     r"""Graph attention convolution of Velickovic et al., like ``torch_geometric.nn.GATConv``.
 
-    Per head ``h``: ``alpha_ij = softmax_j(leaky_relu(a_src . W x_j + a_dst . W x_i))`` over the
-    in-edges of ``i`` (plus its self-loop), ``out_i = sum_j alpha_ij W x_j``; heads are
-    concatenated (``concat=True``) or averaged. Scores, softmax and aggregation run on fastgl's
-    ``gat_scores``, ``edge_softmax`` and ``aggregate`` ops, all differentiable, so ``att_src`` and
-    ``att_dst`` receive gradients.
+    Per head ``h``: ``alpha_ij = softmax_j(leaky_relu(a_src . W x_j + a_dst . W x_i (+ a_edge
+    . W_e e_ji)))`` over the in-edges of ``i`` (plus its self-loop), ``out_i = sum_j alpha_ij W
+    x_j``; heads are concatenated (``concat=True``) or averaged. Scores, softmax and aggregation
+    run on fastgl's ``gat_scores``, ``edge_softmax`` and ``aggregate`` ops, all differentiable,
+    so ``att_src``, ``att_dst`` and ``att_edge`` receive gradients.
 
     Args:
         in_channels: input features, or ``(src, dst)`` input features (then separate
@@ -524,20 +733,45 @@ class GATConv(FastGLConv):
         dropout: dropout probability on the attention coefficients (training only).
         add_self_loops: drop existing self-loops and add one per node ``i < min(num_src,
             num_dst)``, as PyG.
-        edge_dim: edge features are not supported (must be ``None``).
-        fill_value: only used with edge features in PyG; accepted and ignored.
+        edge_dim: edge features per edge (``edge_attr``), projected by ``lin_edge`` and
+            weighed by ``att_edge`` into the scores; ``None``: no edge features.
+        fill_value: the added self-loops' edge features (with ``edge_dim``), as PyG's
+            ``add_self_loops``: a number or a tensor, or ``"mean"``, ``"sum"`` (``"add"``),
+            ``"min"``, ``"max"``, ``"mul"`` of the features of the node's other in-edges.
         bias: learn an additive bias.
         residual: add a linear projection of the destination features (``res``).
+        flow: PyG's message direction (see :class:`FastGLConv`).
 
     Forward:
         ``x`` (tensor or ``(x_src, x_dst)``), ``edge_index`` (tensor, EdgeIndex, sparse
-        ``adj_t``, CSCGraph or Block), ``size=(num_src, num_dst)``. Returns
-        ``[num_dst, heads * out_channels]`` (concat) or ``[num_dst, out_channels]``.
+        ``adj_t``, CSCGraph or Block), ``edge_attr`` ``[E, edge_dim]`` (or ``[E]`` for
+        ``edge_dim=1``) in the caller's edge order (``edge_index`` columns, a CSCGraph's
+        original order, a Block's edge order; not with a sparse ``adj_t``, as PyG),
+        ``size=(num_src, num_dst)``. Returns ``[num_dst, heads * out_channels]`` (concat) or
+        ``[num_dst, out_channels]``; with ``return_attention_weights=True`` (as PyG) also the
+        attention weights ``alpha`` ``[E', heads]`` (after dropout) of the edges aggregated:
+        ``(out, (edge_index, alpha))``, where ``edge_index`` ``[2, E']`` holds PyG's edges with
+        self-loops (the caller's non-loop edges in their order, then the loops ``(0, 0), (1,
+        1), ...``) or, without ``add_self_loops``, the caller's edges; for a sparse ``adj_t``,
+        ``(out, (adj, alpha))`` with ``adj`` a sparse tensor ``[num_dst, num_src, heads]`` of
+        the same layout holding ``alpha`` (``alpha`` is ``adj.values()``).
 
     A sparse ``adj_t``'s values are ignored, as PyG (which reads them only as ``edge_attr``,
     unused without ``edge_dim``): its entries are the edges. A COO is coalesced first (duplicate
     entries are one edge), as PyG's ``add_self_loops`` does; without self-loops PyG refuses an
     uncoalesced COO.
+
+    Example:
+        >>> edge_index = torch.tensor([[0, 1, 2, 3], [1, 0, 1, 1]])
+        >>> conv = GATConv(8, 16, heads=2, edge_dim=3)
+        >>> out, (looped, alpha) = conv(
+        ...     torch.randn(4, 8), edge_index, torch.randn(4, 3), return_attention_weights=True
+        ... )
+        >>> out.shape, alpha.shape                    # 4 edges and 4 self-loops, 2 heads
+        (torch.Size([4, 32]), torch.Size([8, 2]))
+        >>> looped
+        tensor([[0, 1, 2, 3, 0, 1, 2, 3],
+                [1, 0, 1, 1, 0, 1, 2, 3]])
     """
 
     def __init__(
@@ -553,15 +787,16 @@ class GATConv(FastGLConv):
         fill_value: float | Tensor | str = "mean",
         bias: bool = True,
         residual: bool = False,
+        *,
+        flow: str = "source_to_target",
     ) -> None:
         super().__init__()
-        if edge_dim is not None:
-            raise NotImplementedError(
-                "GATConv: edge features (edge_dim) are not supported by "
-                "fastgl's GATConv; use edge_dim=None"
-            )
         if heads < 1:
             raise ValueError(f"GATConv: heads must be >= 1, got {heads}")
+        if edge_dim is not None and (not isinstance(edge_dim, int) or edge_dim < 1):
+            raise ValueError(f"GATConv: edge_dim must be None or an int >= 1, got {edge_dim!r}")
+        _check_fill_value(fill_value)
+        self._set_flow(flow)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.heads = heads
@@ -581,6 +816,12 @@ class GATConv(FastGLConv):
             self.lin_dst = _linear(in_channels[1], width, False, "glorot")
         self.att_src = Parameter(torch.empty(1, heads, out_channels))
         self.att_dst = Parameter(torch.empty(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = _linear(edge_dim, width, False, "glorot")
+            self.att_edge = Parameter(torch.empty(1, heads, out_channels))
+        else:
+            self.lin_edge = None
+            self.register_parameter("att_edge", None)
         total_out = out_channels * (heads if concat else 1)
         if residual:
             in_dst = in_channels if isinstance(in_channels, int) else in_channels[1]
@@ -591,11 +832,12 @@ class GATConv(FastGLConv):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        for module in (self.lin, self.lin_src, self.lin_dst, self.res):
+        for module in (self.lin, self.lin_src, self.lin_dst, self.lin_edge, self.res):
             if module is not None:
                 _reset(module)
-        _glorot_(self.att_src)
-        _glorot_(self.att_dst)
+        for att in (self.att_src, self.att_dst, self.att_edge):
+            if att is not None:
+                _glorot_(att)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
@@ -608,61 +850,111 @@ class GATConv(FastGLConv):
         return_attention_weights: bool | None = None,
         *,
         approx: ESSpMM | None = None,
-    ) -> Tensor:
+    ) -> Tensor | tuple[Tensor, tuple[Tensor, Tensor]]:
         if edge_attr is not None:
-            raise NotImplementedError("GATConv: edge_attr is not supported by fastgl's GATConv")
-        if return_attention_weights is not None:
-            raise NotImplementedError(
-                "GATConv: return_attention_weights is not supported by fastgl's GATConv"
-            )
+            self._check_edge_attr_allowed(edge_index)
         paired = isinstance(x, (tuple, list))
         x_src, x_dst, adj = self._inputs(x, edge_index, size)
-        H, C = self.heads, self.out_channels
-        if self.lin is not None:
-            h_src = self.lin(x_src).view(-1, H, C)
-            if x_dst is None:
-                h_dst = None
-            elif paired:
-                h_dst = self.lin(x_dst).view(-1, H, C)
-            else:  # destinations are the first rows of x: reuse their projection
-                h_dst = h_src[: adj.num_dst]
-        else:
-            h_src = self.lin_src(x_src).view(-1, H, C)
-            h_dst = None if x_dst is None else self.lin_dst(x_dst).view(-1, H, C)
-
+        h_src, h_dst = self._project(paired, x_src, x_dst, adj.num_dst)
         alpha_src = (h_src * self.att_src).sum(dim=-1)  # [num_src, H]
         if h_dst is None:  # PyG: no destination term without destination features
-            alpha_dst = alpha_src.new_zeros(adj.num_dst, H)
+            alpha_dst = alpha_src.new_zeros(adj.num_dst, self.heads)
         else:
             alpha_dst = (h_dst * self.att_dst).sum(dim=-1)  # [num_dst, H]
 
+        graph, num_loops = adj, None
         if self.add_self_loops:
-            adj = adj.with_self_loops(min(adj.num_src, adj.num_dst))
-        structure = adj.structure
-        scores = gat_scores(structure, alpha_src, alpha_dst, self.negative_slope)
-        alpha = edge_softmax(structure, scores)
+            num_loops = min(adj.num_src, adj.num_dst)
+            keep_order = edge_attr is not None or bool(return_attention_weights)
+            graph = adj.with_self_loops(num_loops, keep_order)
+        alpha_edge = None
+        if edge_attr is not None:
+            alpha_edge = self._edge_scores(adj, graph, edge_attr, num_loops)
+        scores = gat_scores(graph.structure, alpha_src, alpha_dst, self.negative_slope, alpha_edge)
+        alpha = edge_softmax(graph.structure, scores)
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
 
-        if H == 1:
-            out = _aggregate(
-                structure, h_src[:, 0], alpha[:, 0].contiguous(), approx=approx
-            ).unsqueeze(1)
-        else:
-            out = torch.stack(
-                [
-                    _aggregate(
-                        structure, h_src[:, h].contiguous(), alpha[:, h].contiguous(), approx=approx
-                    )
-                    for h in range(H)
-                ],
-                dim=1,
-            )
-        out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+        out = self._attend(graph, h_src, alpha, approx)
         if self.res is not None and x_dst is not None:
             out = out + self.res(x_dst)
         if self.bias is not None:
             out = out + self.bias
+        if return_attention_weights:
+            return out, self._attention_weights(edge_index, graph, alpha)
         return out
+
+    def _check_edge_attr_allowed(self, edge_index: GraphInput) -> None:
+        if self.lin_edge is None:
+            raise ValueError(
+                "GATConv: edge_attr was given but the layer has no edge features "
+                "(edge_dim=None); construct it with edge_dim=<edge features>"
+            )
+        if _is_sparse(edge_index):
+            raise NotImplementedError(
+                "GATConv: edge_attr with a sparse adj_t is not supported (as PyG); pass the "
+                "graph as an edge_index with edge_attr in its column order"
+            )
+
+    def _project(
+        self, paired: bool, x_src: Tensor, x_dst: Tensor | None, num_dst: int
+    ) -> tuple[Tensor, Tensor | None]:
+        """``(W x_src, W x_dst)`` as ``[N, heads, out_channels]`` (``None`` without
+        ``x_dst``)."""
+        H, C = self.heads, self.out_channels
+        if self.lin is None:
+            h_src = self.lin_src(x_src).view(-1, H, C)
+            return h_src, None if x_dst is None else self.lin_dst(x_dst).view(-1, H, C)
+        h_src = self.lin(x_src).view(-1, H, C)
+        if x_dst is None:
+            return h_src, None
+        if paired:
+            return h_src, self.lin(x_dst).view(-1, H, C)
+        return h_src, h_src[:num_dst]  # destinations are the first rows of x: reuse them
+
+    def _edge_scores(
+        self, adj: Adjacency, graph: Adjacency, edge_attr: Tensor, num_loops: int | None
+    ) -> Tensor:
+        """``[E', heads]``: ``att_edge . lin_edge(edge features)`` of ``graph``'s edges (the
+        ``num_loops`` self-loops' features filled from ``fill_value``), in its order."""
+        if edge_attr.dim() == 1:
+            edge_attr = edge_attr.view(-1, 1)
+        if edge_attr.dim() != 2 or edge_attr.shape != (adj.num_edges, self.edge_dim):
+            raise ValueError(
+                f"GATConv: edge_attr must be [num_edges, edge_dim] = [{adj.num_edges}, "
+                f"{self.edge_dim}] (or [{adj.num_edges}] for edge_dim=1), got "
+                f"{list(edge_attr.shape)}"
+            )
+        if num_loops is not None:  # PyG's remove_self_loops then add_self_loops, in its order
+            src, dst = adj.caller_edge_index()
+            kept = src != dst
+            loops = _loop_attr(self.fill_value, edge_attr[kept], dst[kept], num_loops)
+            edge_attr = torch.cat([edge_attr[kept], loops])
+        features = self.lin_edge(graph.to_structure_order(edge_attr))
+        return (features.view(-1, self.heads, self.out_channels) * self.att_edge).sum(dim=-1)
+
+    def _attend(
+        self, graph: Adjacency, h_src: Tensor, alpha: Tensor, approx: ESSpMM | None
+    ) -> Tensor:
+        """Every head's ``sum_j alpha_ij W x_j``, concatenated or averaged."""
+        structure, H, C = graph.structure, self.heads, self.out_channels
+        heads = [
+            _aggregate(structure, h_src[:, h].contiguous(), alpha[:, h].contiguous(), approx=approx)
+            for h in range(H)
+        ]
+        out = heads[0].unsqueeze(1) if H == 1 else torch.stack(heads, dim=1)
+        return out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
+
+    def _attention_weights(
+        self, edge_index: GraphInput, graph: Adjacency, alpha: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """PyG's second output: ``(edge_index, alpha)`` in the order of PyG's edge list, or
+        ``(adj, alpha)`` for a sparse ``adj_t``."""
+        if _is_sparse(edge_index):
+            return sparse_adj_t(graph, alpha, edge_index.layout)
+        pairs = graph.caller_edge_index()
+        if self.flow == "target_to_source":  # the caller's orientation
+            pairs = pairs.flip(0)
+        return pairs, graph.to_caller_order(alpha)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
