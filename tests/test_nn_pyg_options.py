@@ -125,6 +125,10 @@ def test_target_to_source_flow_matches_pyg(name):
     if name.startswith("gcn"):
         weight = _features(edge_index.shape[1], seed=4).abs()
         assert_same(ref, ours, lambda m, x, w: m(x, edge_index, w), x, weight)
+    if name == "gat":  # the edges come back in the caller's orientation, as PyG's
+        forward = lambda m, x: m(x, edge_index, return_attention_weights=True)  # noqa: E731
+        ref_out, out = assert_same(ref, ours, forward, x)
+        assert torch.equal(out[1][0], ref_out[1][0])
 
 
 def test_flow_reverses_edges_and_size():
@@ -345,6 +349,19 @@ else:
 assert "torch_geometric" not in [m.split(".")[0] for m in sys.modules if sys.modules[m]]
 """
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_multi_aggregation_compiles_without_graph_breaks():
+    """The basic aggregations trace whole (the graph's id checks are in-graph assertions
+    under torch.compile) and still reject bad ids."""
+    conv = fnn.SAGEConv(IN, 5, aggr=["mean", "max", "min", "sum"])
+    compiled = torch.compile(conv, fullgraph=True, backend="eager")
+    x, edge_index = torch.randn(N, IN), _graph()
+    torch.testing.assert_close(compiled(x, edge_index), conv(x, edge_index))
+    bad = edge_index.clone()
+    bad[0, 3] = N
+    with pytest.raises(RuntimeError, match="SAGEConv: edge_index has a source id out of range"):
+        compiled(x, bad)
 
 
 def test_aggregation_bad_inputs():
