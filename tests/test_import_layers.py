@@ -1,6 +1,6 @@
 """fastgl's modules stand in layers, and no module imports one above it (docs/architecture.md):
 
-    ops (compiled-op wrappers)  <  graph (CSCGraph, Block)  <  sampling  <  nn, loader, data
+    ops (compiled-op wrappers)  <  graph, hetero (CSCGraph, Block, HeteroCSCGraph)  <  sampling  <  nn, loader, data
     <  train, report  <  cli
 
 ``fastgl/__init__.py`` is the facade over all of them and is not a layer. The drop-ins
@@ -24,6 +24,7 @@ LAYERS = [
     ("fastgl._version", 0),
     ("fastgl.ops", 0),
     ("fastgl.graph", 1),
+    ("fastgl.hetero", 1),
     ("fastgl.sampling", 2),
     ("fastgl.nn", 3),
     ("fastgl.loader", 3),
