@@ -9,8 +9,14 @@ message passing runs on :mod:`fastgl.nn.functional`'s ``aggregate``, ``edge_soft
 
 ``graph`` is a ``dgl.DGLGraph`` with one edge type, or a DGL block (MFG): the destinations of a
 block are its first ``num_dst_nodes`` sources, so a single feature tensor holds the source rows
-and its first rows are the destinations', as in DGL. ``feat`` may also be a pair
-``(feat_src, feat_dst)``. ``edge_weight`` is ``[E]`` (or ``[E, 1]``) in DGL's edge-id order.
+and its first rows are the destinations', as in DGL. On a graph that is not a block, a single
+tensor is the destination features too (DGL's ``expand_as_pair``), so on a bipartite graph it is
+taken wherever DGL's layer takes it: GraphConv reads no destination rows; GINConv and SAGEConv's
+'mean', 'pool' and 'lstm' add the destination term to the aggregated neighbors with torch's
+broadcasting; GATConv and SAGEConv's 'gcn' (and SAGEConv on a graph without edges) need one row
+per destination, else a ``dgl.DGLError``. ``feat`` may also be a pair ``(feat_src, feat_dst)``,
+under the same rules. Graphs and blocks without source nodes, destination nodes or edges work.
+``edge_weight`` is ``[E]`` (or ``[E, 1]``) in DGL's edge-id order.
 
 Example:
     >>> sampler = dgl.dataloading.NeighborSampler([10, 5])
@@ -41,6 +47,12 @@ __all__ = ["GATConv", "GINConv", "GraphConv", "SAGEConv"]
 class DGLConvError(dgl.DGLError, ValueError):
     """Raised where DGL's layer raises ``dgl.DGLError``: code written for DGL's layers still
     catches it, and it is a ``ValueError`` like fastgl's other bad-input errors."""
+
+
+class DGLConvShapeError(ValueError, RuntimeError):
+    """Raised where DGL's layer fails in a torch operation (a ``RuntimeError``, e.g. features
+    whose rows do not broadcast): caught as DGL's error is, and a ``ValueError`` like fastgl's
+    other bad-input errors."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,18 +109,14 @@ def _check_zero_in_degree(layer: str, adj: Adjacency) -> None:
         )
 
 
-def _check_feature(layer: str, name: str, t, rows: int, adj: Adjacency) -> None:
+def _check_feature(layer: str, name: str, t, adj: Adjacency) -> None:
+    """A floating-point tensor ``[N, *, features]`` on the graph's device."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{layer}: {name} must be a tensor, got {type(t).__name__}")
     if t.dim() < 2 or not t.is_floating_point():
         raise ValueError(
             f"{layer}: {name} must be a floating-point tensor [num_nodes, *, "
             f"features], got {t.dtype} of shape {tuple(t.shape)}"
-        )
-    if t.shape[0] != rows:
-        raise ValueError(
-            f"{layer}: {name} has {t.shape[0]} rows but the graph has {rows} "
-            f"{'source' if name != 'feat_dst' else 'destination'} nodes"
         )
     if t.device != adj.device:
         raise ValueError(f"{layer}: {name} is on {t.device} but the graph is on {adj.device}")
@@ -123,9 +131,13 @@ def _features(
 ) -> tuple[Tensor, Tensor]:
     """``(feat_src, feat_dst)`` as DGL pairs them, after ``transform`` (e.g. dropout).
 
-    A pair is used as given (``transform`` applied to each side); a single tensor is the source
-    features and, transformed once, its first ``num_dst`` rows are the destinations' (in a
-    block; a graph with distinct source and destination node sets needs the pair).
+    A pair is used as given (``transform`` applied to each side). A single tensor is the source
+    features; in a block, its first ``num_dst`` rows (transformed once) are the destinations',
+    and on any other graph the whole tensor serves as the destination features too (DGL's
+    ``expand_as_pair``). The source rows are checked here; how many destination rows a layer
+    needs is its own rule (:func:`_check_dst_rows`, :func:`_add_to_dst`), as in DGL: GraphConv
+    reads none, GATConv and SAGEConv's 'gcn' store them on the destination nodes, GINConv and
+    the other SAGEConv aggregators add them to the aggregated neighbors with broadcasting.
     """
     if isinstance(feat, tuple):
         if len(feat) != 2:
@@ -133,17 +145,59 @@ def _features(
                 f"{layer}: feat must be a tensor or a pair (feat_src, feat_dst), "
                 f"got a tuple of {len(feat)}"
             )
-        _check_feature(layer, "feat_src", feat[0], adj.num_src, adj)
-        _check_feature(layer, "feat_dst", feat[1], adj.num_dst, adj)
+        _check_feature(layer, "feat_src", feat[0], adj)
+        _check_feature(layer, "feat_dst", feat[1], adj)
+        _check_src_rows(layer, "feat_src", feat[0], adj)
         return transform(feat[0]), transform(feat[1])
-    _check_feature(layer, "feat", feat, adj.num_src, adj)
-    if not graph.is_block and adj.num_src != adj.num_dst:
-        raise ValueError(
-            f"{layer}: the graph has {adj.num_src} source and {adj.num_dst} "
-            f"destination nodes; pass feat as a pair (feat_src, feat_dst)"
-        )
+    _check_feature(layer, "feat", feat, adj)
+    _check_src_rows(layer, "feat", feat, adj)
     h = transform(feat)
-    return h, h[: adj.num_dst]
+    return h, (h[: adj.num_dst] if graph.is_block else h)
+
+
+def _check_src_rows(layer: str, name: str, t: Tensor, adj: Adjacency) -> None:
+    # DGL stores the source features on the source nodes, which needs one row per node.
+    if t.shape[0] != adj.num_src:
+        raise DGLConvError(
+            f"{layer}: {name} has {t.shape[0]} rows but the graph has {adj.num_src} source nodes"
+        )
+
+
+def _single_tensor_hint(graph, feat: Features) -> str:
+    if isinstance(feat, tuple):
+        return ""
+    if graph.is_block:
+        return (
+            "; a single tensor on a block gives its first num_dst_nodes rows to the "
+            "destinations, and this block has fewer source than destination nodes"
+        )
+    return (
+        "; on a graph that is not a block, a single feature tensor serves as the destination "
+        "features too (as in DGL): pass a pair (feat_src, feat_dst)"
+    )
+
+
+def _check_dst_rows(layer: str, graph, feat: Features, feat_dst: Tensor, adj: Adjacency) -> None:
+    """Destination features that DGL stores on the destination nodes: one row per node."""
+    if feat_dst.shape[0] != adj.num_dst:
+        raise DGLConvError(
+            f"{layer}: the destination features have {feat_dst.shape[0]} rows but the graph has "
+            f"{adj.num_dst} destination nodes{_single_tensor_hint(graph, feat)}"
+        )
+
+
+def _add_to_dst(layer: str, graph, feat: Features, self_term: Tensor, neigh: Tensor) -> Tensor:
+    """``self_term + neigh`` (a destination term and the ``[num_dst, *]`` aggregation) with
+    torch's broadcasting, as DGL adds them: rows broadcast where one side has a single row."""
+    try:
+        torch.broadcast_shapes(self_term.shape, neigh.shape)
+    except RuntimeError as error:
+        raise DGLConvShapeError(
+            f"{layer}: the destination features' term of shape {tuple(self_term.shape)} does not "
+            f"broadcast against the aggregated neighbors of shape {tuple(neigh.shape)} "
+            f"({error}){_single_tensor_hint(graph, feat)}"
+        ) from None
+    return self_term + neigh
 
 
 def _check_width(layer: str, name: str, t: Tensor, width: int) -> None:
@@ -171,7 +225,7 @@ def _aggregate(
 ) -> Tensor:
     """:func:`fastgl.nn.functional.aggregate` for features ``[num_src, *]`` of any rank ->
     ``[num_dst, *]`` (the op reads 2-D rows, so the trailing dimensions are flattened around it)."""
-    flat = x.reshape(x.shape[0], -1).contiguous()
+    flat = x.reshape(x.shape[0], x.shape[1:].numel()).contiguous()  # -1 fails on 0 rows
     out = functional.aggregate(adj.structure, flat, edge_weight, reduce)
     return out.view(adj.num_dst, *x.shape[1:])
 
@@ -263,7 +317,8 @@ class GraphConv(nn.Module):
         adj = _structure_of("GraphConv", graph)
         if not self._allow_zero_in_degree:
             _check_zero_in_degree("GraphConv", adj)
-        feat_src, _ = _features("GraphConv", graph, feat, adj)  # checks the destination rows too
+        # The destination features only give the dtype of the right norm (DGL reads no rows).
+        feat_src, feat_dst = _features("GraphConv", graph, feat, adj)
         weight = self._resolve_weight(weight, feat_src)
         edge_weight = _edge_weight("GraphConv", edge_weight, adj, feat_src.dtype)
         if self._norm in ("left", "both"):
@@ -277,7 +332,7 @@ class GraphConv(nn.Module):
             if weight is not None:
                 rst = torch.matmul(rst, weight)
         if self._norm in ("right", "both"):
-            norm_dst = self._degree_norm(adj.structure.in_degrees(), rst.dtype)
+            norm_dst = self._degree_norm(adj.structure.in_degrees(), feat_dst.dtype)
             rst = rst * _broadcast_rows(norm_dst, rst)
         if self.bias is not None:
             rst = rst + self.bias
@@ -322,12 +377,14 @@ class SAGEConv(nn.Module):
     ``'mean'``: ``out_i = fc_self(x_i) + fc_neigh(mean_{j->i} w_ji x_j)``;
     ``'gcn'``: ``out_i = fc_neigh((sum_{j->i} w_ji x_j + x_i) / (in_degree_i + 1)) + bias``;
     ``'pool'``: ``out_i = fc_self(x_i) + fc_neigh(max_{j->i} w_ji relu(fc_pool(x_j)))``;
-    then ``activation`` and ``norm``. Nodes without in-edges aggregate zeros.
+    ``'lstm'``: ``out_i = fc_self(x_i) + fc_neigh(h_i)`` with ``h_i`` the last hidden state of
+    ``lstm`` run over the messages ``w_ji x_j`` of ``i``'s in-edges in edge-id order (DGL's
+    order); then ``activation`` and ``norm``. Nodes without in-edges aggregate zeros.
 
     Args:
         in_feats: input feature size, or ``(source, destination)`` sizes.
         out_feats: output feature size.
-        aggregator_type: ``'mean'``, ``'gcn'`` or ``'pool'`` (``'lstm'`` is not supported).
+        aggregator_type: ``'mean'``, ``'gcn'``, ``'pool'`` or ``'lstm'``.
         feat_drop: dropout on the input features.
         bias: learn a bias (in ``fc_self``, or a separate ``bias`` for ``'gcn'``).
         norm: callable applied to the output (e.g. a ``LayerNorm``).
@@ -353,15 +410,9 @@ class SAGEConv(nn.Module):
         activation: Callable[[Tensor], Tensor] | None = None,
     ) -> None:
         super().__init__()
-        if aggregator_type == "lstm":
-            raise NotImplementedError(
-                "SAGEConv: aggregator_type='lstm' is not supported by "
-                "fastgl's SAGEConv (an LSTM over neighbors is no sparse "
-                "aggregation); use dgl.nn.SAGEConv for it"
-            )
-        if aggregator_type not in ("mean", "gcn", "pool"):
+        if aggregator_type not in ("mean", "gcn", "pool", "lstm"):
             raise DGLConvError(
-                f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool', got "
+                f"SAGEConv: aggregator_type must be 'mean', 'gcn', 'pool' or 'lstm', got "
                 f"{aggregator_type!r}"
             )
         self._in_src_feats, self._in_dst_feats = _pair(in_feats)
@@ -370,8 +421,11 @@ class SAGEConv(nn.Module):
         self.norm = norm
         self.feat_drop = nn.Dropout(feat_drop)
         self.activation = activation
+        # Created in DGL's order, so that a seeded initialization draws DGL's parameters.
         if aggregator_type == "pool":
             self.fc_pool = nn.Linear(self._in_src_feats, self._in_src_feats)
+        if aggregator_type == "lstm":
+            self.lstm = nn.LSTM(self._in_src_feats, self._in_src_feats, batch_first=True)
         self.fc_neigh = nn.Linear(self._in_src_feats, out_feats, bias=False)
         if aggregator_type != "gcn":
             self.fc_self = nn.Linear(self._in_dst_feats, out_feats, bias=bias)
@@ -382,10 +436,12 @@ class SAGEConv(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Glorot-uniform weights with ReLU gain (DGL's initialization)."""
+        """Glorot-uniform weights with ReLU gain, the LSTM's own initialization (DGL's)."""
         gain = nn.init.calculate_gain("relu")
         if self._aggre_type == "pool":
             nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self._aggre_type == "lstm":
+            self.lstm.reset_parameters()
         if self._aggre_type != "gcn":
             nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
         nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
@@ -401,22 +457,76 @@ class SAGEConv(nn.Module):
         )
         if self._aggre_type != "gcn":  # 'gcn' checks that both sides have the same shape
             _check_width("SAGEConv", "feat_dst", feat_dst, self._in_dst_feats)
+        if adj.num_edges == 0 or self._aggre_type == "gcn":
+            # DGL stores rows sized by the destination features on the destination nodes here:
+            # the zero neighbors of a graph without edges, and the self term of 'gcn'.
+            _check_dst_rows("SAGEConv", graph, feat, feat_dst, adj)
         edge_weight = _edge_weight("SAGEConv", edge_weight, adj, feat_src.dtype)
         if self._aggre_type == "gcn":
             rst = self._gcn(adj, feat_src, feat_dst, edge_weight, isinstance(feat, tuple))
             if self.bias is not None:
                 rst = rst + self.bias
         else:
-            if self._aggre_type == "mean":
-                h_neigh = self._mean(adj, feat_src, edge_weight)
-            else:
-                h_neigh = self.fc_neigh(
-                    _aggregate(adj, F.relu(self.fc_pool(feat_src)), edge_weight, "max")
-                )
-            rst = self.fc_self(feat_dst) + h_neigh
+            h_neigh = self._neighbors(adj, feat_src, edge_weight)
+            rst = _add_to_dst("SAGEConv", graph, feat, self.fc_self(feat_dst), h_neigh)
         if self.activation is not None:
             rst = self.activation(rst)
         return self.norm(rst) if self.norm is not None else rst
+
+    def _neighbors(self, adj: Adjacency, feat_src: Tensor, edge_weight: Tensor | None) -> Tensor:
+        """``[num_dst, out_feats]``: the aggregated neighbors of 'mean', 'pool' or 'lstm'."""
+        if self._aggre_type == "mean":
+            return self._mean(adj, feat_src, edge_weight)
+        if self._aggre_type == "pool":
+            pooled = F.relu(self.fc_pool(feat_src))
+            return self.fc_neigh(_aggregate(adj, pooled, edge_weight, "max"))
+        return self.fc_neigh(self._lstm_aggregate(adj, feat_src, edge_weight))
+
+    def _lstm_aggregate(
+        self, adj: Adjacency, feat_src: Tensor, edge_weight: Tensor | None
+    ) -> Tensor:
+        """``[num_dst, in_src_feats]``: for every destination, the LSTM's last hidden state
+        over the messages of its in-edges in edge-id order (DGL's mailbox order); zeros for a
+        node without in-edges.
+
+        Destinations of equal in-degree run as one batch ``[nodes, degree, features]`` (DGL's
+        degree buckets, so the LSTM sees the batches DGL's does). The messages are gathered
+        once, bucket after bucket, and split into views: every step stays linear in the edges
+        (packing or padding the sequences instead costs a pass over all messages per step in
+        the backward, or memory for the largest degree at every node).
+        """
+        if feat_src.dim() != 2:
+            raise DGLConvShapeError(
+                f"SAGEConv: aggregator_type='lstm' needs 2-D features [num_src, features], "
+                f"got shape {tuple(feat_src.shape)}"
+            )
+        num_dst, num_edges, width = adj.num_dst, adj.num_edges, feat_src.shape[1]
+        out = feat_src.new_zeros(num_dst, width)
+        if num_edges == 0:
+            return out
+        device = feat_src.device
+        src, dst = adj.structure.src_index(), adj.structure.dst_index()
+        eid = adj.edge_order
+        if eid is None:
+            eid = torch.arange(num_edges, device=device)
+        degree = torch.bincount(dst, minlength=num_dst)
+        # Edges ordered by (in-degree of their destination, destination, edge id): the
+        # destinations of a bucket follow each other, each with its in-edges in edge-id order.
+        edges = torch.argsort(eid.to(device), stable=True)
+        edges = edges[torch.argsort(dst[edges], stable=True)]
+        edges = edges[torch.argsort(degree[dst[edges]], stable=True)]
+        messages = feat_src[src[edges]]
+        if edge_weight is not None:
+            messages = messages * edge_weight[edges].unsqueeze(1)
+        nodes = torch.argsort(degree, stable=True)  # the same order, node by node
+        nodes_per_degree = torch.bincount(degree).tolist()
+        buckets = [(d, n) for d, n in enumerate(nodes_per_degree) if d > 0 and n > 0]
+        chunks = torch.split(messages, [d * n for d, n in buckets])
+        last_hidden = [
+            self.lstm(chunk.view(n, d, width))[1][0][0] for chunk, (d, n) in zip(chunks, buckets)
+        ]
+        with_edges = nodes[nodes_per_degree[0] :]
+        return out.index_copy(0, with_edges, torch.cat(last_hidden))
 
     def _project_first(self) -> bool:
         # Apply fc_neigh before the aggregation when that narrows the features (DGL's choice).
@@ -511,14 +621,9 @@ class GINConv(nn.Module):
     def forward(self, graph, feat: Features, edge_weight: Tensor | None = None) -> Tensor:
         adj = _structure_of("GINConv", graph)
         feat_src, feat_dst = _features("GINConv", graph, feat, adj)
-        if feat_src.shape[1:] != feat_dst.shape[1:]:
-            raise ValueError(
-                f"GINConv: feat_src and feat_dst must have the same feature shape, "
-                f"got {tuple(feat_src.shape[1:])} and {tuple(feat_dst.shape[1:])}"
-            )
         edge_weight = _edge_weight("GINConv", edge_weight, adj, feat_src.dtype)
         neigh = _aggregate(adj, feat_src, edge_weight, self._aggregator_type)
-        rst = (1 + self.eps) * feat_dst + neigh
+        rst = _add_to_dst("GINConv", graph, feat, (1 + self.eps) * feat_dst, neigh)
         if self.apply_func is not None:
             rst = self.apply_func(rst)
         return self.activation(rst) if self.activation is not None else rst
@@ -642,6 +747,7 @@ class GATConv(nn.Module):
         if not self._allow_zero_in_degree:
             _check_zero_in_degree("GATConv", adj)
         h_src, h_dst = _features("GATConv", graph, feat, adj, self.feat_drop)
+        _check_dst_rows("GATConv", graph, feat, h_dst, adj)  # DGL stores their scores on them
         z_src, z_dst = self._project(h_src, h_dst, isinstance(feat, tuple), adj.num_dst)
         edge_weight = _edge_weight("GATConv", edge_weight, adj, z_src.dtype)
         heads_shape = z_src.shape[1:-1]  # [*, num_heads]: every entry attends on its own
@@ -675,7 +781,7 @@ class GATConv(nn.Module):
         fc_src, fc_dst = (self.fc_src, self.fc_dst) if separate else (self.fc, self.fc)
         _check_width("GATConv", "feat_src" if paired else "feat", h_src, fc_src.in_features)
         z_src = fc_src(h_src).view(*h_src.shape[:-1], self._num_heads, self._out_feats)
-        if not paired:  # destinations are the first sources: reuse their projection
+        if not paired:  # destinations are the first sources (or all): reuse their projection
             return z_src, z_src[:num_dst]
         _check_width("GATConv", "feat_dst", h_dst, fc_dst.in_features)
         return z_src, fc_dst(h_dst).view(*h_dst.shape[:-1], self._num_heads, self._out_feats)
@@ -690,8 +796,10 @@ class GATConv(nn.Module):
 
     def _residual_and_bias(self, rst: Tensor, h_dst: Tensor) -> Tensor:
         if self.res_fc is not None:
+            # Heads counted, not inferred (-1), so that a graph without destinations works.
             residual = self.res_fc(h_dst)
-            rst = rst + residual.view(*h_dst.shape[:-1], -1, self._out_feats)
+            heads = residual.shape[-1] // self._out_feats
+            rst = rst + residual.view(*h_dst.shape[:-1], heads, self._out_feats)
         if self.has_explicit_bias:
             rst = rst + self.bias.view(self._num_heads, self._out_feats)
         return rst

@@ -3,8 +3,10 @@
 Every layer loads the state_dict of DGL's layer with ``strict=True`` and must then give DGL's
 outputs and gradients (input features, edge weights, every parameter) in float64 to 1e-8, on a
 DGLGraph with self-loops, a DGLGraph with isolated and zero-in-degree nodes, and blocks from
-``dgl.to_block`` whose edge-id order is not their CSC order. Runs in the DGL environment
-(``.venv-dgl``); skipped where DGL is not installed.
+``dgl.to_block`` whose edge-id order is not their CSC order; and, on the shapes DGL accepts
+(one feature tensor on bipartite graphs and blocks, graphs and blocks without source,
+destination or edges), the same result, or where DGL's layer raises, an error of the class it
+raises. Runs in the DGL environment (``.venv-dgl``); skipped where DGL is not installed.
 """
 
 import pytest
@@ -22,6 +24,7 @@ import dgl  # noqa: E402
 from fastgl.integrations.dgl import conv as fconv  # noqa: E402
 
 TOL = dict(atol=1e-8, rtol=1e-8)
+F32_TOL = dict(atol=1e-6, rtol=1e-6)
 IN, OUT, IN_DST = 6, 4, 5
 
 
@@ -136,12 +139,58 @@ def _compare(factory, graph, feat, edge_weight=None, **kwargs):
         a = actual_grads[name]
         if e is None:  # unused by DGL: unused by ours, or an exact zero
             assert a is None or not a.any(), name
+        elif a is None:  # unused by ours (e.g. the LSTM on a graph without edges): DGL's zero
+            assert not e.any(), name
         else:
             assert a is not None, name
             torch.testing.assert_close(
                 a, e, **TOL, msg=lambda m, name=name: f"gradient of {name}: {m}"
             )
     return actual if len(actual) > 1 else actual[0]
+
+
+def _same_outcome(factory, graph, feat, edge_weight=None, dgl_gradients=True, **kwargs):
+    """Where DGL's layer raises, fastgl's raises an error of the same class (``dgl.DGLError``,
+    or the ``RuntimeError`` or ``ValueError`` of a torch operation) naming the layer, and a
+    ``ValueError`` as fastgl's bad-input errors are; elsewhere outputs and gradients agree
+    (:func:`_compare`).
+
+    ``dgl_gradients=False`` where DGL's backward is known to be wrong or to crash (see
+    :func:`_dgl_max_backward_is_broken`): then the outputs agree with DGL's and fastgl's
+    gradients with respect to the inputs pass ``torch.autograd.gradcheck``."""
+    theirs, ours = _pair_of_layers(factory)
+    try:
+        expected = theirs(graph, feat, edge_weight=edge_weight, **kwargs)
+    except (dgl.DGLError, RuntimeError, ValueError) as error:
+        with pytest.raises(type(error)) as caught:
+            ours(graph, feat, edge_weight=edge_weight, **kwargs)
+        assert isinstance(caught.value, ValueError)
+        assert str(caught.value).startswith(f"{type(ours).__name__}: ")
+        return caught.value
+    if dgl_gradients:
+        return _compare(factory, graph, feat, edge_weight, **kwargs)
+    leaves = _leaves(feat, edge_weight)
+    paired, weighted = isinstance(feat, tuple), edge_weight is not None
+
+    def run(*inputs):
+        x = tuple(inputs[:2]) if paired else inputs[0]
+        return ours(graph, x, edge_weight=inputs[-1] if weighted else None, **kwargs)
+
+    actual = run(*leaves)
+    torch.testing.assert_close(actual, expected, **TOL)
+    assert torch.autograd.gradcheck(run, tuple(leaves))
+    return actual
+
+
+def _dgl_max_backward_is_broken(config, graph):
+    """DGL's max aggregation (SAGEConv 'pool', GINConv 'max') has a backward that disagrees
+    with its own forward in two places, where fastgl's gradients are checked numerically
+    instead: on a graph without edges it routes gradient to source 0 (and crashes when there is
+    no source 0 or an edge weight is given), and on a graph with a single destination it drops
+    all but one edge's share of the edge-weight gradient (finite differences of DGL's own
+    output agree with fastgl)."""
+    max_config = config in ("sage-pool", "gin-max-learn-eps")
+    return max_config and (graph.num_edges() == 0 or graph.num_dst_nodes() == 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,11 +265,13 @@ SAGE = {
     "pool-no-bias-norm": lambda m: m.SAGEConv(
         IN, OUT, "pool", bias=False, norm=torch.nn.LayerNorm(OUT)
     ),
+    "lstm": lambda m: m.SAGEConv(IN, OUT, "lstm"),
+    "lstm-widen-no-bias": lambda m: m.SAGEConv(IN, 9, "lstm", bias=False, feat_drop=0.2),
 }
 
 
 @pytest.mark.parametrize("kind", ["graph", "block-isolated"])
-@pytest.mark.parametrize("aggregator", ["mean", "pool"])
+@pytest.mark.parametrize("aggregator", ["mean", "pool", "lstm"])
 def test_sageconv_pair_of_sizes_matches_dgl(kind, aggregator):
     graph = _graph(kind)
     _compare(
@@ -257,7 +308,7 @@ def test_sageconv_gcn_with_a_pair_matches_dgl(config):
     _compare(SAGE[config], _as_bipartite(graph), feat, weight)
 
 
-@pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool"])
+@pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool", "lstm"])
 def test_sageconv_graph_without_edges_matches_dgl(aggregator):
     graph = dgl.graph(([], []), num_nodes=5)
 
@@ -292,9 +343,52 @@ def test_sageconv_feat_drop_in_training_matches_dgl_with_the_same_seed():
     assert not torch.allclose(actual, ours.eval()(graph, feat))
 
 
-def test_sageconv_lstm_is_not_implemented():
-    with pytest.raises(NotImplementedError, match=r"fastgl.*dgl\.nn\.SAGEConv"):
-        fconv.SAGEConv(IN, OUT, "lstm")
+def _hub_graph(seed=4):
+    """In-degrees 0 to 12 with repeats and multi-edges, edge ids shuffled: LSTM sequences of
+    many lengths, each to be read in edge-id order."""
+    g = torch.Generator().manual_seed(seed)
+    dst = torch.repeat_interleave(torch.arange(13), torch.arange(13))
+    dst = torch.cat([dst, torch.tensor([5, 5, 9])])
+    src = torch.cat([torch.randint(0, 20, (dst.numel() - 3,), generator=g), torch.tensor([3] * 3)])
+    perm = torch.randperm(dst.numel(), generator=g)
+    return dgl.graph((src[perm], dst[perm]), num_nodes=20)
+
+
+@pytest.mark.parametrize("kind", ["hub", "hub-block"])
+def test_sageconv_lstm_reads_every_sequence_in_edge_id_order(kind):
+    graph = _hub_graph()
+    if kind == "hub-block":
+        seeds = torch.tensor([12, 0, 5, 9, 3, 11, 7])
+        graph = dgl.to_block(dgl.in_subgraph(graph, seeds, relabel_nodes=False), seeds)
+    _compare(SAGE["lstm"], graph, _inputs(graph, IN), _edge_weight(graph))
+    _compare(
+        lambda m: m.SAGEConv((IN, IN_DST), OUT, "lstm"),
+        graph,
+        _inputs(graph, IN, paired=True, dst_width=IN_DST),
+    )
+
+
+def test_sageconv_lstm_float32_and_training_match_dgl():
+    graph = _graph("block")
+    feat = torch.randn(graph.num_src_nodes(), IN)
+    torch.manual_seed(5)
+    theirs = dglnn.SAGEConv(IN, OUT, "lstm", feat_drop=0.5)
+    torch.manual_seed(5)
+    ours = fconv.SAGEConv(IN, OUT, "lstm", feat_drop=0.5)
+    for key, value in theirs.state_dict().items():  # the same seed draws DGL's parameters
+        torch.testing.assert_close(ours.state_dict()[key], value, atol=0, rtol=0)
+    torch.testing.assert_close(ours.eval()(graph, feat), theirs.eval()(graph, feat), **F32_TOL)
+    torch.manual_seed(7)
+    expected = theirs.train()(graph, feat)
+    torch.manual_seed(7)
+    torch.testing.assert_close(ours.train()(graph, feat), expected, **F32_TOL)
+
+
+def test_sageconv_lstm_needs_two_dimensional_features():
+    graph = _graph("graph")
+    error = _same_outcome(SAGE["lstm"], graph, _inputs(graph, IN, extra_dims=(2,)))
+    assert isinstance(error, ValueError)  # DGL's LSTM refuses the 4-D mailbox
+    assert "SAGEConv: aggregator_type='lstm' needs 2-D" in str(error)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -490,15 +584,14 @@ def test_bad_inputs_name_the_layer_and_argument(name):
     layer = _layers(allow_zero=True)[name]
     graph, block = _graph("graph"), _graph("block")
     n = graph.num_nodes()
-    with pytest.raises(ValueError, match=f"{name}: feat has {n - 1} rows but the graph has {n}"):
+    # DGL stores the source features on the source nodes: a DGLError (and a ValueError) here.
+    # (How many destination rows a layer takes is its own rule, as in DGL: tested below.)
+    with pytest.raises(dgl.DGLError, match=f"{name}: feat has {n - 1} rows but the graph has {n}"):
         layer(graph, torch.randn(n - 1, IN))
     with pytest.raises(ValueError, match=f"{name}: feat has {block.num_dst_nodes()} rows"):
         layer(block, torch.randn(block.num_dst_nodes(), IN))  # a block wants source rows
-    with pytest.raises(
-        ValueError,
-        match=f"{name}: feat_dst has 3 rows but the graph has {block.num_dst_nodes()} destination",
-    ):
-        layer(block, (torch.randn(block.num_src_nodes(), IN), torch.randn(3, IN)))
+    with pytest.raises(dgl.DGLError, match=f"{name}: feat_src has 3 rows"):
+        layer(block, (torch.randn(3, IN), torch.randn(block.num_dst_nodes(), IN)))
     with pytest.raises(ValueError, match=f"{name}: feat must be a floating-point tensor"):
         layer(graph, torch.ones(n, IN, dtype=torch.int64))
     with pytest.raises(ValueError, match=f"{name}: feat must be a tensor or a pair"):
@@ -548,15 +641,156 @@ def test_other_bad_forward_inputs():
     with pytest.raises(ValueError, match="GraphConv: weight must be 2-D"):
         fconv.GraphConv(IN, OUT, weight=False)(graph, torch.randn(n, IN), weight=torch.randn(IN))
     bipartite = dgl.heterograph({("u", "e", "v"): ([0, 1], [0, 0])})
-    with pytest.raises(
-        ValueError,
-        match="GINConv: the graph has 2 source and 1 destination nodes; pass feat as a pair",
-    ):
-        fconv.GINConv()(bipartite, torch.randn(2, IN))
-    # With a pair, a (non-block) bipartite graph works as in DGL.
+    # One tensor on a (non-block) bipartite graph is the destination features too, so DGL's
+    # GINConv broadcasts its single destination row against the two source rows.
+    out = _same_outcome(lambda m: m.GINConv(None, "sum"), bipartite, _inputs(bipartite, IN))
+    assert out.shape == (2, IN)
     _compare(lambda m: m.GINConv(None, "mean"), bipartite, _inputs(bipartite, IN, paired=True))
-    with pytest.raises(ValueError, match="GINConv: feat_src and feat_dst must have the same"):
-        fconv.GINConv()(
-            block,
-            (torch.randn(block.num_src_nodes(), IN), torch.randn(block.num_dst_nodes(), IN + 1)),
-        )
+    feat = (
+        _inputs(block, IN),
+        torch.randn(block.num_dst_nodes(), IN + 1, dtype=torch.float64),
+    )
+    error = _same_outcome(lambda m: m.GINConv(None, "sum"), block, feat)
+    assert isinstance(error, RuntimeError) and "does not broadcast" in str(error)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes at the edges: one tensor on bipartite graphs and blocks, graphs without nodes or edges
+
+
+def _bipartite(num_src, num_dst, src, dst):
+    edges = (torch.tensor(src, dtype=torch.int64), torch.tensor(dst, dtype=torch.int64))
+    return dgl.heterograph({("u", "e", "v"): edges}, {"u": num_src, "v": num_dst})
+
+
+def _block(num_src, num_dst, src, dst):
+    edges = (torch.tensor(src, dtype=torch.int64), torch.tensor(dst, dtype=torch.int64))
+    return dgl.create_block(edges, num_src_nodes=num_src, num_dst_nodes=num_dst)
+
+
+def _random_edges(num_src, num_dst, num_edges, seed=5):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, num_src, (num_edges,), generator=g)
+    return src.tolist(), torch.randint(0, num_dst, (num_edges,), generator=g).tolist()
+
+
+BIPARTITE = {  # with edges; destinations without in-edges in most
+    "bipartite-2x4": lambda: _bipartite(2, 4, [0, 0, 0, 0, 1, 1, 1, 1], [0, 1, 2, 3] * 2),
+    "bipartite-1x4": lambda: _bipartite(1, 4, [0, 0, 0, 0, 0], [2, 0, 3, 1, 2]),
+    "bipartite-5x1": lambda: _bipartite(5, 1, [3, 0, 4, 1], [0, 0, 0, 0]),
+    "bipartite-7x5": lambda: _bipartite(7, 5, *_random_edges(7, 5, 16)),
+    "block-2x4": lambda: _block(2, 4, [1, 0, 1, 0, 1], [3, 0, 1, 2, 0]),
+    "block-1x3": lambda: _block(1, 3, [0, 0], [2, 0]),
+    "block-7x5": lambda: _block(7, 5, *_random_edges(7, 5, 16)),
+}
+
+EMPTY = {  # no source nodes, no destination nodes or no edges
+    "graph-0": lambda: dgl.graph(([], []), num_nodes=0),
+    "graph-5-no-edges": lambda: dgl.graph(([], []), num_nodes=5),
+    "bipartite-0x0": lambda: _bipartite(0, 0, [], []),
+    "bipartite-0x3": lambda: _bipartite(0, 3, [], []),
+    "bipartite-3x0": lambda: _bipartite(3, 0, [], []),
+    "bipartite-4x3-no-edges": lambda: _bipartite(4, 3, [], []),
+    "block-0x0": lambda: _block(0, 0, [], []),
+    "block-0x2": lambda: _block(0, 2, [], []),
+    "block-3x0": lambda: _block(3, 0, [], []),
+    "block-4x2-no-edges": lambda: _block(4, 2, [], []),
+}
+
+EDGE_CONFIGS = [
+    "graphconv-both",
+    "graphconv-right-widen",
+    "graphconv-left-no-bias",
+    "graphconv-no-weight",
+    "sage-mean",
+    "sage-mean-widen",
+    "sage-gcn",
+    "sage-gcn-widen-no-bias",
+    "sage-pool",
+    "sage-lstm",
+    "gin-sum",
+    "gin-max-learn-eps",
+    "gin-mean-mlp-relu",
+    "gat-heads",
+    "gat-residual-linear",
+    "gat-residual-identity",
+]
+
+
+def _allowing_zero_in_degree(config):
+    family, name = config.split("-", 1)
+    if family in ("graphconv", "gat"):
+        table = GRAPHCONV if family == "graphconv" else GAT
+        return lambda m: table[name](m, True)
+    return ALL[config]
+
+
+def _edge_case_inputs(graph, paired, weighted):
+    return _inputs(graph, IN, paired=paired), _edge_weight(graph) if weighted else None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("config", EDGE_CONFIGS)
+@pytest.mark.parametrize("shape", sorted(BIPARTITE))
+def test_one_tensor_on_bipartite_graphs_and_blocks_matches_dgl(shape, config, weighted):
+    # DGL's rule (expand_as_pair): in a block the first num_dst rows are the destinations';
+    # on another graph the whole tensor serves as the destination features too. GraphConv
+    # reads no destination rows; GATConv and SAGEConv's 'gcn' need one per destination (else a
+    # DGLError); GINConv and the other SAGEConv aggregators add them with torch broadcasting
+    # (one row broadcasts; other counts are a RuntimeError).
+    graph = BIPARTITE[shape]()
+    feat, weight = _edge_case_inputs(graph, False, weighted)
+    dgl_gradients = not _dgl_max_backward_is_broken(config, graph)
+    _same_outcome(_allowing_zero_in_degree(config), graph, feat, weight, dgl_gradients)
+
+
+@pytest.mark.parametrize("paired", [False, True])
+@pytest.mark.parametrize("config", EDGE_CONFIGS)
+@pytest.mark.parametrize("shape", sorted(EMPTY))
+def test_graphs_without_nodes_or_edges_match_dgl(shape, config, paired):
+    graph = EMPTY[shape]()
+    feat, weight = _edge_case_inputs(graph, paired, weighted=True)
+    factory = _allowing_zero_in_degree(config)
+    if config.startswith("gat-residual") and graph.num_dst_nodes() == 0:
+        _gat_residual_without_destinations(factory, graph, feat, weight)
+        return
+    dgl_gradients = not _dgl_max_backward_is_broken(config, graph)
+    _same_outcome(factory, graph, feat, weight, dgl_gradients)
+
+
+def _gat_residual_without_destinations(factory, graph, feat, weight):
+    """DGL's GATConv with a residual fails on a graph without destinations: it views the
+    residual as ``[0, -1, out_feats]``, which torch refuses as ambiguous. fastgl counts the
+    heads instead and gives the empty output (where DGL's own checks raise, so does fastgl)."""
+    theirs, ours = _pair_of_layers(factory)
+    try:
+        theirs(graph, feat, edge_weight=weight)
+    except dgl.DGLError:
+        _same_outcome(factory, graph, feat, weight)
+        return
+    except RuntimeError as error:
+        assert "ambiguous" in str(error)
+    out = ours(graph, feat, edge_weight=weight)
+    assert out.shape == (0, ours._num_heads, ours._out_feats)
+    leaves = _leaves(feat, weight)
+    grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)
+    assert all(g is None or not g.any() for g in grads)
+
+
+@pytest.mark.parametrize("name", ["GraphConv", "GATConv"])
+@pytest.mark.parametrize("shape", ["bipartite-2x4", "bipartite-0x3", "block-0x2", "block-3x0"])
+def test_zero_in_degree_check_on_edge_shapes_matches_dgl(shape, name):
+    graph = {**BIPARTITE, **EMPTY}[shape]()
+    config = "graphconv-both" if name == "GraphConv" else "gat-heads"
+    table = GRAPHCONV if name == "GraphConv" else GAT
+    _same_outcome(lambda m: table[config.split("-", 1)[1]](m, False), graph, _inputs(graph, IN))
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("config", EDGE_CONFIGS)
+def test_pair_with_other_destination_rows_matches_dgl(config, rows):
+    # The same rules for the destination half of a pair: GraphConv ignores its rows, one row
+    # broadcasts where DGL adds it, other counts fail as in DGL.
+    block = _graph("block")
+    feat = (_inputs(block, IN), torch.randn(rows, IN, dtype=torch.float64, requires_grad=True))
+    _same_outcome(_allowing_zero_in_degree(config), block, feat, _edge_weight(block))
