@@ -37,7 +37,10 @@ class _GraphCSC:
 
     def excluding(self, exclude_eids: Tensor):
         """Edge weights with the edges ``exclude_eids`` at zero (never drawn), and a function
-        that undoes the change. One cached buffer, so a batch pays O(#excluded), not O(E)."""
+        that undoes the change. One cached buffer, so a batch pays O(#excluded), not O(E).
+        Ids that name no edge (negative, or past the last edge) exclude nothing, as in DGL."""
+        num_edges = self.eid.numel()
+        exclude_eids = exclude_eids[(exclude_eids >= 0) & (exclude_eids < num_edges)]
         if self._slot_of_eid is None:
             self._slot_of_eid = torch.empty_like(self.eid)
             self._slot_of_eid[self.eid] = torch.arange(self.eid.numel(), device=self.eid.device)

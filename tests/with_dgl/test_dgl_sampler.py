@@ -208,6 +208,26 @@ def test_exclusion_leaves_later_batches_untouched():
     assert sampler.sample(g, seeds)[2][0].num_edges() == g.num_edges()
 
 
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64])
+def test_exclusion_ignores_ids_of_no_edge_as_dgl_does(idtype):
+    # DGL drops a sampled edge when its id is among the excluded ones, so an id past the last
+    # edge (or a negative one) matches nothing; it must not wrap around or crash either.
+    g = random_graph(idtype=idtype)
+    seeds = torch.arange(0, 300, 3, dtype=idtype)
+    num_edges = g.num_edges()
+    for excluded in (
+        torch.tensor([num_edges, num_edges + 7, 10 * num_edges]),
+        torch.tensor([5, num_edges, 17, num_edges + 1, -1, -num_edges]),
+        torch.tensor([-1]),
+    ):
+        excluded = excluded.to(idtype)
+        expected = dgl.dataloading.NeighborSampler([-1]).sample(g, seeds, exclude_eids=excluded)
+        actual = NeighborSampler([-1]).sample(g, seeds, exclude_eids=excluded)
+        assert sorted(actual[2][0].edata[dgl.EID].tolist()) == sorted(
+            expected[2][0].edata[dgl.EID].tolist()
+        )
+
+
 def test_bad_arguments_are_rejected():
     g = random_graph()
     with pytest.raises(ValueError, match="edge_dir='in'"):
