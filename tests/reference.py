@@ -498,6 +498,56 @@ def sample_hops_reference(
 
 
 # ---------------------------------------------------------------------------------------------
+# sample_ranges: draws from explicit slot ranges
+# ---------------------------------------------------------------------------------------------
+
+
+def range_draw_counts(
+    starts: Tensor, ends: Tensor, fanouts: Tensor, replace: bool, weight: Tensor | None = None
+) -> Tensor:
+    """Slots each pair of ``fastgl::sample_ranges`` draws, pair by pair in Python: the range's
+    size (weighted: its positive-weight slots) through :func:`expected_draws` with the pair's own
+    fanout."""
+    counts = []
+    for start, end, fanout in zip(starts.tolist(), ends.tolist(), fanouts.tolist()):
+        available = end - start if weight is None else int((weight.cpu()[start:end] > 0).sum())
+        counts.append(int(expected_draws(torch.tensor([available]), fanout, replace)[0]))
+    return torch.tensor(counts, dtype=torch.int64)
+
+
+def check_range_sample(
+    ptr: Tensor,
+    slots: Tensor,
+    starts: Tensor,
+    ends: Tensor,
+    fanouts: Tensor,
+    replace: bool,
+    weight: Tensor | None = None,
+) -> None:
+    """Asserts that ``(ptr, slots)`` is a valid ``sample_ranges`` result: counts as the fanouts
+    say, every slot inside its pair's range and of positive weight, distinct without
+    replacement, and a fanout of -1 the whole range (its positive-weight slots) in order."""
+    ptr, slots = ptr.cpu(), slots.cpu()
+    starts, ends, fanouts = starts.cpu(), ends.cpu(), fanouts.cpu()
+    assert ptr.dtype == slots.dtype == torch.int64
+    assert ptr.shape == (starts.numel() + 1,) and int(ptr[0]) == 0
+    assert int(ptr[-1]) == slots.numel()
+    counts = ptr.diff()
+    want = range_draw_counts(starts, ends, fanouts, replace, weight)
+    assert torch.equal(counts, want), f"draw counts {counts.tolist()} != {want.tolist()}"
+    for p, (start, end, fanout) in enumerate(zip(starts.tolist(), ends.tolist(), fanouts.tolist())):
+        drawn = slots[int(ptr[p]) : int(ptr[p + 1])].tolist()
+        assert all(start <= s < end for s in drawn), f"pair {p} drew outside [{start}, {end})"
+        if weight is not None:
+            assert all(float(weight[s]) > 0 for s in drawn), f"pair {p} drew a zero weight"
+        if not replace or fanout < 0:
+            assert len(set(drawn)) == len(drawn), f"pair {p} drew a slot twice"
+        if fanout < 0:
+            whole = [s for s in range(start, end) if weight is None or float(weight[s]) > 0]
+            assert drawn == whole, f"pair {p} with fanout -1 did not take its whole range"
+
+
+# ---------------------------------------------------------------------------------------------
 # Aggregation details: ES-SpMM's picked edges, the edge softmax, the transit schedule
 # ---------------------------------------------------------------------------------------------
 
