@@ -19,13 +19,14 @@ from . import (
 )
 from ._version import __version__
 from .graph import Block, CSCGraph
-from .sampling import NeighborSampler, SampledSubgraph
+from .sampling import NeighborSampler, SampledSubgraph, TemporalNeighborSampler
 
 __all__ = [
     "Block",
     "CSCGraph",
     "NeighborSampler",
     "SampledSubgraph",
+    "TemporalNeighborSampler",
     "__version__",
     "data",
     "graph",
