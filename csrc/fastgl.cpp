@@ -11,6 +11,9 @@ TORCH_LIBRARY(fastgl, m) {
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor? weight, Tensor transits, "
       "int fanout, bool replace, int seed) -> (Tensor, Tensor, Tensor)");
   m.def(
+      "sample_ranges(Tensor starts, Tensor ends, Tensor? weight, Tensor fanouts, bool replace, "
+      "int seed) -> (Tensor, Tensor)");
+  m.def(
       "sample_hops(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor seeds, "
       "Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, int seed) -> "
       "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");

@@ -21,7 +21,7 @@ from . import (
 from ._version import __version__
 from .graph import Block, CSCGraph
 from .hetero import HeteroCSCGraph
-from .sampling import NeighborSampler, SampledSubgraph
+from .sampling import NeighborSampler, SampledSubgraph, TemporalNeighborSampler
 
 __all__ = [
     "Block",
@@ -29,6 +29,7 @@ __all__ = [
     "HeteroCSCGraph",
     "NeighborSampler",
     "SampledSubgraph",
+    "TemporalNeighborSampler",
     "__version__",
     "data",
     "graph",

@@ -46,6 +46,10 @@ DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64, torch.bool)
 BAD_INTS = (0, -1, -2, 2**40, 2**58, 2**62, INT64_MAX, INT64_MIN)
 BAD_INT_LISTS = ([], [-2], [2**62], [1, -3])
 BAD_STRINGS = ("", "bogus")
+# Tensors whose entries size an op's output: an entry of 2^31 - 1 there is, like the sizes left
+# out of BAD_INTS, a valid request for 16 GB (2^31 draws), not malformed input; the larger
+# extremes stay, and exceed any memory.
+SIZE_TENSORS = {"sample_ranges": {"ends", "fanouts"}}
 SEMANTICS_PRESERVING = "non-contiguous view"
 
 
@@ -131,6 +135,22 @@ def _sample_neighbors(rng):
         "weight": _maybe(rng, g["weight"]),
         "transits": _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids)),
         "fanout": rng.choice([-1, 0, 1, 3]),
+        "replace": rng.random() < 0.5,
+        "seed": rng.randrange(2**62),
+    }
+
+
+def _sample_ranges(rng):
+    """Random slot ranges over a graph's edges, as long as rows are (some empty), each with its
+    own fanout."""
+    g = _graph(rng)
+    starts = [rng.randint(0, g["num_edges"]) for _ in range(rng.randint(0, size.max_ids))]
+    ends = [min(g["num_edges"], start + rng.randint(0, 12)) for start in starts]
+    return {
+        "starts": torch.tensor(starts, dtype=torch.long),
+        "ends": torch.tensor(ends, dtype=torch.long),
+        "weight": _maybe(rng, g["weight"]),
+        "fanouts": torch.tensor([rng.choice([-1, 0, 1, 3]) for _ in starts], dtype=torch.long),
         "replace": rng.random() < 0.5,
         "seed": rng.randrange(2**62),
     }
@@ -274,6 +294,7 @@ def _transit_schedule(rng):
 FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = {
     "csc_from_coo": (_csc_from_coo, oracles.csc_from_coo),
     "sample_neighbors": (_sample_neighbors, oracles.sample_neighbors),
+    "sample_ranges": (_sample_ranges, oracles.sample_ranges),
     "sample_hops": (_sample_hops, oracles.sample_hops),
     "id_map": (_id_map, oracles.id_map),
     "spmm": (_spmm, oracles.spmm),
@@ -310,7 +331,7 @@ def _non_contiguous(t: torch.Tensor) -> torch.Tensor:
 
 
 def tensor_mutations(
-    t: torch.Tensor, others: list[torch.Tensor], rng: random.Random
+    t: torch.Tensor, others: list[torch.Tensor], rng: random.Random, sizes: bool = False
 ) -> list[tuple[str, torch.Tensor | None]]:
     out: list[tuple[str, torch.Tensor | None]] = [("None", None)]
     out += [(f"as {dtype}", t.to(dtype)) for dtype in DTYPES if dtype != t.dtype]
@@ -326,7 +347,7 @@ def tensor_mutations(
         out.append((SEMANTICS_PRESERVING, _non_contiguous(t)))
     if t.numel():
         if t.dtype in (torch.int32, torch.int64):
-            extremes = [-1, -7, 2**31 - 1]
+            extremes = [-1, -7] + ([] if sizes else [2**31 - 1])
             if t.dtype == torch.int64:
                 extremes += [2**40, INT64_MAX, INT64_MIN]
             out += [(f"an entry {value}", _with_entry(t, value, rng)) for value in extremes]
@@ -371,7 +392,7 @@ def mutations_of(op: str, call: dict, rng: random.Random) -> list[tuple[str, dic
         if kinds[name] == "Tensor":
             if value is None:
                 continue
-            options = tensor_mutations(value, tensors, rng)
+            options = tensor_mutations(value, tensors, rng, name in SIZE_TENSORS.get(op, ()))
         else:
             options = scalar_mutations(kinds[name], value)
         cases += [(f"{name}: {what}", dict(call, **{name: new})) for what, new in options]

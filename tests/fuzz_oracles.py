@@ -273,6 +273,45 @@ def sample_neighbors(before, after, result) -> Fault:
     )
 
 
+def sample_ranges(before, after, result) -> Fault:
+    ptr, slots = result
+    starts, ends, fanouts = before["starts"], before["ends"], before["fanouts"]
+    weight, replace = before["weight"], before["replace"]
+    if not (
+        ptr.dtype == slots.dtype == torch.int64
+        and ptr.shape == (starts.numel() + 1,)
+        and int(ptr[0]) == 0
+        and int(ptr[-1]) == slots.numel()
+    ):
+        return "ptr does not delimit the slots"
+    if weight is None:
+        available = ends - starts
+    else:
+        positive = torch.cat([torch.zeros(1, dtype=torch.long), (weight > 0).cumsum(0)])
+        available = positive[ends] - positive[starts]
+    per_fanout = torch.minimum(available, fanouts.clamp(min=0))
+    if replace:
+        per_fanout = torch.where(available > 0, fanouts, torch.zeros_like(fanouts))
+    counts = ptr.diff()
+    if not torch.equal(counts, torch.where(fanouts < 0, available, per_fanout)):
+        return f"draw counts {counts.tolist()[:20]} do not follow the fanouts"
+    pair = torch.repeat_interleave(torch.arange(starts.numel()), counts)
+    if not bool(((starts[pair] <= slots) & (slots < ends[pair])).all()):
+        return "a drawn slot is outside its pair's range"
+    if weight is not None and not bool((weight[slots] > 0).all()):
+        return "a zero-weight slot was drawn"
+    distinct = (fanouts[pair] < 0) | (not replace)
+    pairs_slots = torch.stack([pair[distinct], slots[distinct]])
+    if torch.unique(pairs_slots, dim=1).shape[1] < pairs_slots.shape[1]:
+        return "a slot was drawn twice without replacement"
+    # Counts, ranges and distinctness right: a whole range (-1) is then in order exactly when
+    # its slots ascend.
+    same_whole = (pair[1:] == pair[:-1]) & (fanouts[pair[1:]] < 0)
+    return _expect(
+        bool((slots[1:] > slots[:-1])[same_whole].all()), "a whole range is not in slot order"
+    )
+
+
 def _slots_of_edge_ids(before, targets: Tensor, sources: Tensor, edge_ids: Tensor) -> Fault:
     """Each sampled edge (source -> target, id) is an edge of the graph with that id."""
     indptr, indices, eid = before["indptr"], before["indices"].long(), before["eid"]

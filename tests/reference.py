@@ -498,6 +498,163 @@ def sample_hops_reference(
 
 
 # ---------------------------------------------------------------------------------------------
+# sample_ranges: draws from explicit slot ranges
+# ---------------------------------------------------------------------------------------------
+
+
+def range_draw_counts(
+    starts: Tensor, ends: Tensor, fanouts: Tensor, replace: bool, weight: Tensor | None = None
+) -> Tensor:
+    """Slots each pair of ``fastgl::sample_ranges`` draws, pair by pair in Python: the range's
+    size (weighted: its positive-weight slots) through :func:`expected_draws` with the pair's own
+    fanout."""
+    counts = []
+    for start, end, fanout in zip(starts.tolist(), ends.tolist(), fanouts.tolist()):
+        available = end - start if weight is None else int((weight.cpu()[start:end] > 0).sum())
+        counts.append(int(expected_draws(torch.tensor([available]), fanout, replace)[0]))
+    return torch.tensor(counts, dtype=torch.int64)
+
+
+def check_range_sample(
+    ptr: Tensor,
+    slots: Tensor,
+    starts: Tensor,
+    ends: Tensor,
+    fanouts: Tensor,
+    replace: bool,
+    weight: Tensor | None = None,
+) -> None:
+    """Asserts that ``(ptr, slots)`` is a valid ``sample_ranges`` result: counts as the fanouts
+    say, every slot inside its pair's range and of positive weight, distinct without
+    replacement, and a fanout of -1 the whole range (its positive-weight slots) in order."""
+    ptr, slots = ptr.cpu(), slots.cpu()
+    starts, ends, fanouts = starts.cpu(), ends.cpu(), fanouts.cpu()
+    assert ptr.dtype == slots.dtype == torch.int64
+    assert ptr.shape == (starts.numel() + 1,) and int(ptr[0]) == 0
+    assert int(ptr[-1]) == slots.numel()
+    counts = ptr.diff()
+    want = range_draw_counts(starts, ends, fanouts, replace, weight)
+    assert torch.equal(counts, want), f"draw counts {counts.tolist()} != {want.tolist()}"
+    for p, (start, end, fanout) in enumerate(zip(starts.tolist(), ends.tolist(), fanouts.tolist())):
+        drawn = slots[int(ptr[p]) : int(ptr[p + 1])].tolist()
+        assert all(start <= s < end for s in drawn), f"pair {p} drew outside [{start}, {end})"
+        if weight is not None:
+            assert all(float(weight[s]) > 0 for s in drawn), f"pair {p} drew a zero weight"
+        if not replace or fanout < 0:
+            assert len(set(drawn)) == len(drawn), f"pair {p} drew a slot twice"
+        if fanout < 0:
+            whole = [s for s in range(start, end) if weight is None or float(weight[s]) > 0]
+            assert drawn == whole, f"pair {p} with fanout -1 did not take its whole range"
+
+
+# ---------------------------------------------------------------------------------------------
+# Temporal sampling (PyG's time_attr semantics)
+# ---------------------------------------------------------------------------------------------
+
+
+def temporal_valid_in_edges(
+    edge_index: Tensor,
+    target: int,
+    seed_time,
+    node_time: Tensor | None = None,
+    edge_time: Tensor | None = None,
+) -> list[int]:
+    """Edge ids of ``target``'s in-edges that a tree with ``seed_time`` may draw
+    (``node_time[source] <= seed_time`` or ``edge_time[edge] <= seed_time``), from the oldest to
+    the most recent; ties in time by edge id (the later edge is the more recent)."""
+    return _TemporalEdges(edge_index, node_time, edge_time).valid(target, seed_time)
+
+
+class _TemporalEdges:
+    """Every node's in-edges with their times, listed once (not per target and tree)."""
+
+    def __init__(self, edge_index: Tensor, node_time: Tensor | None, edge_time: Tensor | None):
+        src, dst = edge_index[0].tolist(), edge_index[1].tolist()
+        times = node_time.tolist() if node_time is not None else edge_time.tolist()
+        self.in_edges: dict[int, list[tuple]] = {}
+        for e, (u, v) in enumerate(zip(src, dst)):
+            t = times[u] if node_time is not None else times[e]
+            self.in_edges.setdefault(v, []).append((t, e))
+
+    def valid(self, target: int, seed_time) -> list[int]:
+        return [e for t, e in sorted(self.in_edges.get(target, [])) if t <= seed_time]
+
+
+def check_temporal_sample(
+    sub,
+    edge_index: Tensor,
+    seeds: Tensor,
+    seed_time: Tensor,
+    fanouts: Sequence[int],
+    strategy: str,
+    replace: bool,
+    node_time: Tensor | None = None,
+    edge_time: Tensor | None = None,
+) -> None:
+    """Asserts that ``sub`` is a valid temporal sample: one tree per seed (``batch``), every
+    edge inside one tree and not in its future, each target drawing as the fanout says from its
+    valid in-edges only (``"last"``: exactly the most recent ones, oldest first), the nodes in
+    hop-by-hop first-occurrence order per tree, and the blocks of the layout."""
+    edge_index = edge_index.cpu().to(torch.int64)
+    src_of, dst_of = edge_index[0], edge_index[1]
+    nodes, row, col, eid = (t.cpu() for t in (sub.nodes, sub.row, sub.col, sub.eid))
+    batch = sub.batch.cpu()
+    seeds, seed_time = seeds.cpu().to(torch.int64), seed_time.cpu()
+    node_time = None if node_time is None else node_time.cpu()
+    edge_time = None if edge_time is None else edge_time.cpu()
+    num_trees = seeds.numel()
+    assert len(sub.num_sampled_nodes) == len(fanouts) + 1
+    assert len(sub.num_sampled_edges) == len(fanouts)
+    assert sum(sub.num_sampled_nodes) == nodes.numel() == batch.numel()
+    assert sum(sub.num_sampled_edges) == eid.numel() == row.numel() == col.numel()
+    assert sub.num_sampled_nodes[0] == num_trees, "every seed is a tree of its own"
+    assert nodes[:num_trees].tolist() == seeds.tolist()
+    assert batch[:num_trees].tolist() == list(range(num_trees))
+    assert sub.seed_index.cpu().tolist() == list(range(num_trees))
+    # Rebuild the sample hop by hop from the edges and check every draw on the way.
+    keys = [(b, int(s)) for b, s in enumerate(seeds.tolist())]
+    position = {k: i for i, k in enumerate(keys)}
+    edges = _TemporalEdges(edge_index, node_time, edge_time)
+    begin, end, edge = 0, num_trees, 0
+    for hop, fanout in enumerate(fanouts):
+        hop_end = edge + sub.num_sampled_edges[hop]
+        hop_col = col[edge:hop_end].tolist()
+        assert hop_col == sorted(hop_col), f"hop {hop + 1}: edges not grouped by target in order"
+        drawn_by = {}
+        for j in range(edge, hop_end):
+            drawn_by.setdefault(hop_col[j - edge], []).append(int(eid[j]))
+        for target in range(begin, end):
+            tree, node = keys[target]
+            drawn = drawn_by.pop(target, [])
+            valid = edges.valid(node, float(seed_time[tree]))
+            assert set(drawn) <= set(valid), (
+                f"hop {hop + 1}: tree {tree} (time {float(seed_time[tree])}) drew an in-edge of "
+                f"node {node} from its future: {sorted(set(drawn) - set(valid))}"
+            )
+            if strategy == "last":
+                want = valid if fanout < 0 else valid[len(valid) - min(fanout, len(valid)) :]
+                assert drawn == want, f"hop {hop + 1}: 'last' drew {drawn}, expected {want}"
+            else:
+                count = int(expected_draws(torch.tensor([len(valid)]), fanout, replace)[0])
+                assert len(drawn) == count, f"hop {hop + 1}: {len(drawn)} draws, not {count}"
+                if not replace or fanout < 0:
+                    assert len(set(drawn)) == len(drawn), f"hop {hop + 1}: an edge drawn twice"
+        assert not drawn_by, f"hop {hop + 1}: an edge targets a node not new at hop {hop}"
+        for j in range(edge, hop_end):
+            tree = keys[hop_col[j - edge]][0]
+            key = (tree, int(src_of[int(eid[j])]))
+            if key not in position:
+                position[key] = len(keys)
+                keys.append(key)
+            assert int(row[j]) == position[key], f"hop {hop + 1}: row of edge {j}"
+            assert int(dst_of[int(eid[j])]) == keys[hop_col[j - edge]][1]
+        assert sub.num_sampled_nodes[hop + 1] == len(keys) - end, f"hop {hop + 1}: node count"
+        begin, end, edge = end, len(keys), hop_end
+    assert [(int(b), int(v)) for b, v in zip(batch, nodes)] == keys, "nodes out of order"
+    check_blocks(sub, edge_index)
+
+
+# ---------------------------------------------------------------------------------------------
 # Aggregation details: ES-SpMM's picked edges, the edge softmax, the transit schedule
 # ---------------------------------------------------------------------------------------------
 

@@ -8,7 +8,15 @@ from reference import random_edge_index, random_weights
 
 import fastgl  # noqa: F401  (registers the ops)
 from fastgl import CSCGraph
-from fastgl.ops import csc_from_coo, gather_rows, id_map, match, overlap_counts, sample_neighbors
+from fastgl.ops import (
+    csc_from_coo,
+    gather_rows,
+    id_map,
+    match,
+    overlap_counts,
+    sample_neighbors,
+    sample_ranges,
+)
 
 opcheck = getattr(torch.library, "opcheck", None)
 needs_opcheck = pytest.mark.skipif(
@@ -47,6 +55,21 @@ def _sample_args():
         (gw.indptr, gw.indices, gw.weight, transits, 2, False, 2),
         (gw.indptr, gw.indices, gw.weight.double(), transits, 4, True, -5),
         (g64.indptr, g64.indices, None, torch.empty(0, dtype=torch.long), 3, False, 0),
+    ]
+
+
+def _sample_ranges_args():
+    g, gw = _graph(), _graph(weighted=True)
+    transits = torch.randint(0, 40, (25,), generator=torch.Generator().manual_seed(3))
+    starts, ends = g.indptr[transits], g.indptr[transits + 1]
+    fanouts = torch.randint(-1, 5, (25,), generator=torch.Generator().manual_seed(4))
+    empty = torch.empty(0, dtype=torch.long)
+    return [
+        (starts, ends, None, fanouts, False, 7),
+        (starts, ends, None, fanouts, True, -7),
+        (gw.indptr[transits], gw.indptr[transits + 1], gw.weight, fanouts, False, 2),
+        (gw.indptr[transits], gw.indptr[transits + 1], gw.weight.double(), fanouts, True, 3),
+        (empty, empty, None, empty, False, 0),
     ]
 
 
@@ -230,6 +253,12 @@ def test_opcheck_sample_neighbors(args):
 
 
 @needs_opcheck
+@pytest.mark.parametrize("args", _sample_ranges_args())
+def test_opcheck_sample_ranges(args):
+    opcheck(torch.ops.fastgl.sample_ranges.default, args, test_utils=DATA_DEPENDENT_UTILS)
+
+
+@needs_opcheck
 @pytest.mark.parametrize("args", _sample_hops_args())
 def test_opcheck_sample_hops(args):
     opcheck(torch.ops.fastgl.sample_hops.default, args, test_utils=DATA_DEPENDENT_UTILS)
@@ -266,6 +295,7 @@ def test_fake_kernels_match_real_metadata():
     cases = (
         [(torch.ops.fastgl.csc_from_coo.default, a) for a in _csc_args()]
         + [(torch.ops.fastgl.sample_neighbors.default, a) for a in _sample_args()]
+        + [(torch.ops.fastgl.sample_ranges.default, a) for a in _sample_ranges_args()]
         + [(torch.ops.fastgl.id_map.default, a) for a in _id_map_args()]
         + [(torch.ops.fastgl.sample_hops.default, a) for a in _sample_hops_args()]
     )
@@ -341,3 +371,24 @@ def test_torch_compile_csc_from_coo():
     s, d = _csc_args()[0][:2]
     for r, e in zip(fn(s, d), csc_from_coo(s, d, 30)):
         assert torch.equal(r, e)
+
+
+def _ranges_body(indptr, transits, fanouts):
+    # Ranges from the graph's rows (tensor work around the op), then one draw per pair.
+    ptr, slots = sample_ranges(indptr[transits], indptr[transits + 1], None, fanouts, seed=13)
+    return ptr * 2, slots + 1
+
+
+def test_torch_compile_sample_ranges():
+    if not hasattr(torch, "compile"):
+        pytest.skip(f"torch.compile is missing in torch {torch.__version__}")
+    torch._dynamo.reset()
+    compiled = torch.compile(_ranges_body, fullgraph=True, backend="aot_eager")
+    indptr = _graph().indptr
+    for seed, pairs in ((5, 30), (6, 17)):  # sizes change: dynamic shapes
+        transits = torch.randint(0, 40, (pairs,), generator=torch.Generator().manual_seed(seed))
+        fanouts = torch.randint(-1, 4, (pairs,), generator=torch.Generator().manual_seed(seed))
+        for r, e in zip(
+            compiled(indptr, transits, fanouts), _ranges_body(indptr, transits, fanouts)
+        ):
+            assert torch.equal(r, e)

@@ -87,6 +87,49 @@ def _sample_neighbors_fake(indptr, indices, weight, transits, fanout, replace, s
     )
 
 
+def sample_ranges(
+    starts: Tensor,
+    ends: Tensor,
+    weight: Tensor | None,
+    fanouts: Tensor,
+    replace: bool = False,
+    seed: int = 0,
+) -> tuple[Tensor, Tensor]:
+    """Draws from explicit slot ranges: pair ``p`` draws from the slots
+    ``starts[p] .. ends[p] - 1`` of some edge array (e.g. the part of a CSC row a caller has
+    found valid).
+
+    ``fanouts[p] == -1`` takes the whole range, ``0`` nothing, ``k > 0`` draws ``k`` slots:
+    ``min(k, size)`` distinct ones without replacement, ``k`` with replacement (none from an
+    empty range). With a ``weight`` (one per slot, float32/float64; ``None``: uniform) the draws
+    are proportional to ``weight[slot]``, zero-weight slots are never drawn, and every range must
+    lie inside ``[0, len(weight)]``. The draws are :func:`sample_neighbors`' (key ``seed``,
+    stream ``p``): ranges ``indptr[t] .. indptr[t+1]`` with one fanout give exactly its
+    ``edge_pos``, and CPU and CUDA return the same sample.
+
+    Args:
+        starts, ends, fanouts: int64 ``[P]`` on one device; ``0 <= starts[p] <= ends[p]``,
+            ``fanouts[p] >= -1``.
+
+    Returns:
+        ``(ptr [P+1], slots [S])`` int64: pair ``p`` owns ``slots[ptr[p]:ptr[p+1]]``.
+
+    Example:
+        >>> starts, ends = torch.tensor([0, 10, 4]), torch.tensor([3, 20, 4])
+        >>> ptr, slots = sample_ranges(starts, ends, None, torch.tensor([-1, 2, 5]), seed=1)
+        >>> ptr
+        tensor([0, 3, 5, 5])
+        >>> slots[:3], bool(((slots[3:] >= 10) & (slots[3:] < 20)).all())
+        (tensor([0, 1, 2]), True)
+    """
+    return torch.ops.fastgl.sample_ranges(starts, ends, weight, fanouts, replace, seed)
+
+
+@register_fake("fastgl::sample_ranges")
+def _sample_ranges_fake(starts, ends, weight, fanouts, replace, seed):
+    return starts.new_empty(starts.shape[0] + 1), starts.new_empty(new_dynamic_size())
+
+
 class HopsSample(NamedTuple):
     """What :func:`sample_hops` returns; see there."""
 

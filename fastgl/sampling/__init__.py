@@ -2,5 +2,6 @@
 
 from .neighbor import NeighborSampler, neighbor_sample
 from .subgraph import SampledSubgraph
+from .temporal import TemporalNeighborSampler
 
-__all__ = ["NeighborSampler", "SampledSubgraph", "neighbor_sample"]
+__all__ = ["NeighborSampler", "SampledSubgraph", "TemporalNeighborSampler", "neighbor_sample"]

@@ -84,27 +84,7 @@ class NeighborSampler:
         return _sample_batches(self, seed_batches, key)
 
     def _check_seeds(self, seeds: Tensor) -> Tensor:
-        if not isinstance(seeds, Tensor):
-            raise TypeError(f"neighbor_sample: seeds must be a tensor, got {type(seeds).__name__}")
-        if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
-            raise ValueError(
-                f"neighbor_sample: seeds must be a 1-D int32/int64 tensor, got "
-                f"{seeds.dtype} of shape {tuple(seeds.shape)}"
-            )
-        if seeds.device != self.graph.device:
-            raise ValueError(
-                f"neighbor_sample: seeds are on {seeds.device} but the graph is on "
-                f"{self.graph.device}; move them with seeds.to(graph.device)"
-            )
-        if seeds.numel():
-            low, high = int(seeds.min()), int(seeds.max())
-            if low < 0 or high >= self.graph.num_nodes:
-                bad = low if low < 0 else high
-                raise ValueError(
-                    f"neighbor_sample: seed id {bad} out of range for a graph of "
-                    f"{self.graph.num_nodes} nodes"
-                )
-        return seeds.to(torch.int64)
+        return checked_seeds("neighbor_sample", self.graph, seeds)
 
 
 def neighbor_sample(
@@ -152,12 +132,39 @@ def checked_fanouts(where: str, fanouts: Sequence[int]) -> list[int]:
     return checked
 
 
-def draw_key(generator: torch.Generator | None, device: torch.device) -> int:
+def checked_seeds(where: str, graph: CSCGraph, seeds: Tensor) -> Tensor:
+    """``seeds`` as int64, after checking that they are a 1-D int32/int64 tensor of node ids of
+    ``graph``, on its device (a ``TypeError`` or ``ValueError`` starting with ``where``)."""
+    if not isinstance(seeds, Tensor):
+        raise TypeError(f"{where}: seeds must be a tensor, got {type(seeds).__name__}")
+    if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
+        raise ValueError(
+            f"{where}: seeds must be a 1-D int32/int64 tensor, got "
+            f"{seeds.dtype} of shape {tuple(seeds.shape)}"
+        )
+    if seeds.device != graph.device:
+        raise ValueError(
+            f"{where}: seeds are on {seeds.device} but the graph is on "
+            f"{graph.device}; move them with seeds.to(graph.device)"
+        )
+    if seeds.numel():
+        low, high = int(seeds.min()), int(seeds.max())
+        if low < 0 or high >= graph.num_nodes:
+            bad = low if low < 0 else high
+            raise ValueError(
+                f"{where}: seed id {bad} out of range for a graph of {graph.num_nodes} nodes"
+            )
+    return seeds.to(torch.int64)
+
+
+def draw_key(
+    generator: torch.Generator | None, device: torch.device, where: str = "neighbor_sample"
+) -> int:
     """One 62-bit Philox key from the generator of the graph's device (default: torch's); the
-    compiled ops derive a key per hop from it."""
+    compiled ops derive a key per hop from it. ``where`` names the caller in errors."""
     if generator is not None and torch.device(generator.device).type != device.type:
         raise ValueError(
-            f"neighbor_sample: the generator is on {generator.device} but the graph is on {device}"
+            f"{where}: the generator is on {generator.device} but the graph is on {device}"
         )
     return int(torch.randint(0, 1 << 62, (1,), generator=generator, device=device))
 
