@@ -1,0 +1,524 @@
+"""Multi-hop neighbor sampling on a :class:`~fastgl.HeteroCSCGraph`.
+
+Every hop is one compiled draw for all relations (``fastgl::sample_ranges`` over the graph's
+combined edge array: each (relation, transit) pair is a slot range with its own fanout) and one
+Fused-Map relabel (``fastgl::id_map``) over global node ids, whatever the number of node and
+edge types.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from itertools import accumulate
+
+import torch
+from torch import Tensor
+
+from fastgl.graph import Block, check_ids, expand_ptr, sorted_target_offsets
+from fastgl.hetero import EdgeType, HeteroCSCGraph
+from fastgl.ops import id_map, sample_ranges
+
+from .neighbor import checked_fanouts, draw_key
+
+_WHERE = "hetero_neighbor_sample"
+
+Fanouts = Sequence[int] | Mapping[EdgeType, Sequence[int]]
+
+
+@dataclass
+class RelationBlock(Block):
+    """The :class:`~fastgl.Block` of one relation ``(src_type, rel, dst_type)`` in one layer of a
+    heterogeneous sample.
+
+    Its sources are the layer's first ``num_src_nodes`` nodes of ``src_type`` (global ids of that
+    type in ``src_nodes``), its destinations the layer's first ``num_dst_nodes`` nodes of
+    ``dst_type`` (``dst_nodes``). Between two types the destinations are not a prefix of the
+    sources: a conv layer then takes the block with features ``(x_src, x_dst)``, ``x_dst`` the
+    first ``num_dst_nodes`` rows of the destination type's features. Within one type the block
+    is an ordinary one (destinations the prefix of the sources, ``src_in_degrees`` their
+    in-degrees along the relation), so ``GCNConv`` takes it too.
+    """
+
+    dst_node_ids: Tensor | None = None
+
+    @property
+    def dst_nodes(self) -> Tensor:
+        """Global ids (of the destination type) of the destination nodes."""
+        if self.dst_node_ids is None:
+            return self.src_nodes[: self.num_dst_nodes]
+        return self.dst_node_ids
+
+    def to(self, device: str | torch.device) -> "RelationBlock":
+        """This block with its tensors on ``device``."""
+        moved = super().to(device)
+        ids = None if self.dst_node_ids is None else self.dst_node_ids.to(device)
+        return replace(moved, dst_node_ids=ids)
+
+
+@dataclass(frozen=True)
+class HeteroSampledSubgraph:
+    """A multi-hop heterogeneous neighbor sample, laid out like a PyG heterogeneous
+    ``NeighborLoader`` batch: node fields per node type, edge fields per relation. Every node
+    type and relation of the graph has an entry (empty when nothing was sampled). Frozen: its
+    blocks are built once from these fields, on first access.
+
+    Attributes:
+        nodes: per node type, ids of that type: the (deduplicated) seeds first in the given
+            order, then the nodes new at hop 1, hop 2, ... each in first-occurrence order.
+        row: per relation, the local index (in ``nodes[src_type]``) of every sampled edge's
+            source.
+        col: per relation, the local index (in ``nodes[dst_type]``) of its destination, the
+            node it was sampled for.
+        eid: per relation, the id of every sampled edge (its column in the relation's
+            ``edge_index``).
+        num_sampled_nodes: per node type, ``L+1`` counts: seeds, then nodes new at each hop.
+        num_sampled_edges: per relation, ``L`` counts: edges sampled at each hop (a relation's
+            edges are grouped by hop, each hop's by destination).
+        seed_index: per node type, the local index of every given seed (repeats map to their
+            first occurrence).
+        in_degrees: per relation, the in-degree along the relation (in the whole graph) of
+            every node of ``nodes[dst_type]``, or ``None``.
+        batch: disjoint sampling: per node type, the seed each node's tree grows from (its
+            position among all seeds, node types in the graph's order); ``None`` otherwise.
+        layerwise: the sample is layer-wise (DGL's semantics: at every hop all nodes so far
+            drew); its blocks then hold one hop each.
+    """
+
+    nodes: dict[str, Tensor]
+    row: dict[EdgeType, Tensor]
+    col: dict[EdgeType, Tensor]
+    eid: dict[EdgeType, Tensor]
+    num_sampled_nodes: dict[str, list[int]]
+    num_sampled_edges: dict[EdgeType, list[int]]
+    seed_index: dict[str, Tensor]
+    in_degrees: dict[EdgeType, Tensor] | None = None
+    batch: dict[str, Tensor] | None = None
+    layerwise: bool = False
+
+    @property
+    def num_layers(self) -> int:
+        """The number of hops sampled, one block layer each."""
+        counts = next(iter(self.num_sampled_nodes.values()), [0])
+        return len(counts) - 1
+
+    @property
+    def batch_size(self) -> dict[str, int]:
+        """Per node type, the number of distinct seeds (the first rows of its nodes)."""
+        return {ntype: counts[0] for ntype, counts in self.num_sampled_nodes.items()}
+
+    @property
+    def edge_index(self) -> dict[EdgeType, Tensor]:
+        """Per relation, ``[2, E]`` local edges, PyG orientation (row 0 = source)."""
+        return {etype: torch.stack([self.row[etype], self.col[etype]]) for etype in self.row}
+
+    @cached_property
+    def block_sizes(self) -> list[dict[str, tuple[int, int]]]:
+        """Per layer (input layer first), per node type ``(num_src, num_dst)``: the layer reads
+        the first ``num_src`` nodes of the type and writes its first ``num_dst`` (the nodes of
+        hops ``0 .. L-i`` and ``0 .. L-i-1`` for layer ``i``; the last layer writes the seeds)."""
+        node_ends = {t: list(accumulate(c)) for t, c in self.num_sampled_nodes.items()}
+        num_layers = self.num_layers
+        return [
+            {t: (ends[num_layers - i], ends[num_layers - i - 1]) for t, ends in node_ends.items()}
+            for i in range(num_layers)
+        ]
+
+    @cached_property
+    def blocks(self) -> list[dict[EdgeType, RelationBlock]]:
+        """The message-flow graphs for an ``L``-layer GNN, input layer first: per layer one
+        :class:`RelationBlock` per relation (R-GCN style: one conv per relation, outputs summed
+        per destination type).
+
+        Layer ``i`` reads the nodes of hops ``0 .. L-i`` of every type and writes those of hops
+        ``0 .. L-i-1`` (:attr:`block_sizes`): per node type the destinations are the prefix of
+        the sources, and the last layer writes the seeds. Hop-wise, a relation's block holds its
+        edges of hops ``1 .. L-i``, so every node aggregates the same sampled neighbors in every
+        layer; layer-wise, the edges of hop ``L-i`` alone (each layer drew anew).
+        """
+        edge_ends = {r: [0] + list(accumulate(c)) for r, c in self.num_sampled_edges.items()}
+        num_layers = self.num_layers
+        blocks = []
+        for layer, sizes in enumerate(self.block_sizes):
+            hops = num_layers - layer
+            first = hops - 1 if self.layerwise else 0
+            blocks.append(
+                {
+                    etype: self._relation_block(
+                        etype, ends[first], ends[hops], sizes[etype[0]][0], sizes[etype[2]][1]
+                    )
+                    for etype, ends in edge_ends.items()
+                }
+            )
+        return blocks
+
+    def _relation_block(
+        self, etype: EdgeType, first: int, last: int, num_src: int, num_dst: int
+    ) -> RelationBlock:
+        """Relation ``etype``'s block of edges ``first .. last - 1`` (grouped by destination)."""
+        src_type, _, dst_type = etype
+        dst = self.col[etype][first:last]
+        degrees = None
+        if src_type == dst_type and self.in_degrees is not None:
+            degrees = self.in_degrees[etype][:num_src]
+        return RelationBlock(
+            src=self.row[etype][first:last],
+            dst=dst,
+            eid=self.eid[etype][first:last],
+            src_nodes=self.nodes[src_type][:num_src],
+            num_src_nodes=num_src,
+            num_dst_nodes=num_dst,
+            src_in_degrees=degrees,
+            indptr=sorted_target_offsets(dst, num_dst),
+            dst_node_ids=self.nodes[dst_type][:num_dst],
+        )
+
+
+class HeteroNeighborSampler:
+    """Samples in-neighbors along every relation of a heterogeneous graph, hop by hop (PyG's
+    heterogeneous ``NeighborLoader``; DGL's ``NeighborSampler`` with ``layerwise=True``).
+
+    At hop ``h`` every transit of node type ``t`` draws ``fanouts[r][h]`` in-neighbors along
+    every relation ``r`` whose destination type is ``t``. Hop-wise (the default) the transits
+    are the nodes new at hop ``h-1`` (of every type; the seeds at hop 1); layer-wise every node
+    so far. All relations draw in one compiled call per hop, Philox-keyed like
+    :class:`~fastgl.NeighborSampler`: deterministic for a generator seed, and CPU and CUDA draw
+    the same sample.
+
+    Args:
+        graph: the graph; sampling runs on its device.
+        fanouts: neighbors per transit at each hop, seeds outward (PyG's order): one list for
+            every relation, or a dict ``{edge_type: list}`` with an entry for every relation
+            (as PyG's, which raises for a missing one; ``[0] * hops`` samples nothing along
+            it) and the same number of hops in each. ``-1`` takes all neighbors, ``0`` none.
+        replace: sample with replacement (``False``: truly without).
+        weighted: draw proportionally to the edge weights (every relation needs them).
+        disjoint: every seed grows its own tree (PyG's ``disjoint=True``): a node reached from
+            two seeds appears twice, and the result's ``batch`` says which seed each node
+            belongs to.
+        layerwise: every node so far draws at every hop (DGL's semantics: a layer's
+            destinations per type are the prefix of its sources).
+
+    Example:
+        >>> import fastgl
+        >>> graph = fastgl.HeteroCSCGraph.from_edge_index_dict(
+        ...     {
+        ...         ("author", "writes", "paper"): torch.tensor([[0, 1, 2], [0, 0, 1]]),
+        ...         ("paper", "cites", "paper"): torch.tensor([[1], [0]]),
+        ...     },
+        ...     {"author": 3, "paper": 2},
+        ... )
+        >>> sub = HeteroNeighborSampler(graph, [-1, -1]).sample({"paper": torch.tensor([0])})
+        >>> sub.nodes
+        {'author': tensor([0, 1, 2]), 'paper': tensor([0, 1])}
+        >>> sub.num_sampled_nodes         # per type: seeds, new at hop 1, new at hop 2
+        {'author': [0, 2, 1], 'paper': [1, 1, 0]}
+        >>> writes = ("author", "writes", "paper")
+        >>> sub.row[writes], sub.col[writes], sub.eid[writes]   # local ids, edge ids
+        (tensor([0, 1, 2]), tensor([0, 0, 1]), tensor([0, 1, 2]))
+
+        One conv per relation and layer (R-GCN style), on the blocks (input layer first):
+
+        >>> x = {t: torch.randn(n, 4) for t, n in graph.num_nodes.items()}
+        >>> h = {t: x[t][sub.nodes[t]] for t in graph.node_types}
+        >>> block = sub.blocks[0][writes]          # 3 authors -> 2 papers
+        >>> conv = fastgl.nn.SAGEConv((4, 4), 8)
+        >>> conv((h["author"], h["paper"][: block.num_dst_nodes]), block).shape
+        torch.Size([2, 8])
+        >>> sub.block_sizes[1]                    # the last layer writes the seeds
+        {'author': (2, 0), 'paper': (2, 1)}
+
+        Fanouts per relation, drawn at random (one draw per relation and transit here):
+
+        >>> fanouts = {writes: [1], ("paper", "cites", "paper"): [0]}
+        >>> sampler = HeteroNeighborSampler(graph, fanouts)
+        >>> sub = sampler.sample({"paper": torch.tensor([0, 1])}, torch.Generator().manual_seed(0))
+        >>> sub.num_sampled_edges
+        {('author', 'writes', 'paper'): [2], ('paper', 'cites', 'paper'): [0]}
+    """
+
+    def __init__(
+        self,
+        graph: HeteroCSCGraph,
+        fanouts: Fanouts,
+        replace: bool = False,
+        weighted: bool = False,
+        disjoint: bool = False,
+        layerwise: bool = False,
+    ) -> None:
+        if not isinstance(graph, HeteroCSCGraph):
+            raise TypeError(f"{_WHERE}: graph must be a HeteroCSCGraph, got {type(graph).__name__}")
+        self.fanouts, self.num_hops = _fanouts_per_relation(graph, fanouts)
+        if weighted and graph.combined.weight is None:
+            unweighted = [e for e in graph.edge_types if graph[e].weight is None]
+            raise ValueError(
+                f"{_WHERE}: weighted=True needs edge weights for every relation; "
+                + (f"{unweighted} have none" if unweighted else "the graph has no relations")
+            )
+        self.graph = graph
+        self.replace = replace
+        self.weighted = weighted
+        self.disjoint = disjoint
+        self.layerwise = layerwise
+        # [L, R]: a pair's fanout is one gather by its relation.
+        table = [[f[hop] for f in self.fanouts.values()] for hop in range(self.num_hops)]
+        self._fanout_table = torch.tensor(table, dtype=torch.int64, device=graph.device).reshape(
+            self.num_hops, len(graph.edge_types)
+        )
+        # Disjoint node keys tree * key_base + global id (key_base > 0 even without nodes).
+        self._key_base = max(sum(graph.num_nodes.values()), 1)
+        self._type_offsets = graph.node_offsets.tolist()  # read once, not per batch
+
+    def sample(
+        self, seeds: Mapping[str, Tensor], generator: torch.Generator | None = None
+    ) -> HeteroSampledSubgraph:
+        """Samples one mini-batch around ``seeds``: a dict ``{node_type: 1-D int tensor of ids
+        of that type}`` (types left out, or given empty tensors, have no seeds)."""
+        return self._sample(seeds, draw_key(generator, self.graph.device))
+
+    def _sample(self, seeds: Mapping[str, Tensor], key: int) -> HeteroSampledSubgraph:
+        """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with)."""
+        seed_ids, seeds_per_type = self._checked_seeds(seeds)
+        keys = seed_ids
+        if self.disjoint:  # every seed its own tree, repeats included
+            keys = torch.arange(keys.numel(), device=keys.device) * self._key_base + keys
+        keys, seed_local = id_map(keys.new_empty(0), keys)
+        hop_ends, hops = [keys.numel()], []
+        for hop in range(self.num_hops):
+            begin = 0 if self.layerwise or hop == 0 else hop_ends[hop - 1]
+            rel, transit, eid, neighbor_keys = self._draw_hop(keys[begin:], hop, _hop_key(key, hop))
+            keys, local = id_map(keys, neighbor_keys)
+            hops.append((rel, local, begin + transit, eid))
+            hop_ends.append(keys.numel())
+        return self._assemble(keys, seed_local, seeds_per_type, hop_ends, hops)
+
+    def _checked_seeds(self, seeds: Mapping[str, Tensor]) -> tuple[Tensor, list[int]]:
+        """The seeds as global ids, node types in the graph's order, and their count per type."""
+        graph = self.graph
+        if not isinstance(seeds, Mapping):
+            raise TypeError(
+                f"{_WHERE}: seeds must be a dict {{node_type: ids}}, got {type(seeds).__name__}"
+            )
+        unknown = [t for t in seeds if t not in graph.num_nodes]
+        if unknown:
+            raise ValueError(
+                f"{_WHERE}: seeds has node types {unknown} that the graph lacks "
+                f"(node types: {graph.node_types})"
+            )
+        parts, counts = [], []
+        for ntype, offset in zip(graph.node_types, self._type_offsets):
+            ids = seeds.get(ntype)
+            if ids is None:
+                counts.append(0)
+                continue
+            self._check_seed_tensor(ntype, ids)
+            parts.append(ids.to(torch.int64) + offset)
+            counts.append(ids.numel())
+        if not parts:
+            return torch.zeros(0, dtype=torch.int64, device=graph.device), counts
+        seed_ids = torch.cat(parts)
+        if self.disjoint and seed_ids.numel() * self._key_base >= 1 << 63:
+            raise ValueError(
+                f"{_WHERE}: disjoint sampling of {seed_ids.numel()} seeds on "
+                f"{self._key_base} nodes overflows int64 node keys"
+            )
+        return seed_ids, counts
+
+    def _check_seed_tensor(self, ntype: str, ids: Tensor) -> None:
+        what, device = f"seeds[{ntype!r}]", self.graph.device
+        if not isinstance(ids, Tensor):
+            raise TypeError(f"{_WHERE}: {what} must be a tensor, got {type(ids).__name__}")
+        if ids.dim() != 1 or ids.dtype not in (torch.int32, torch.int64):
+            raise ValueError(
+                f"{_WHERE}: {what} must be a 1-D int32/int64 tensor, got {ids.dtype} of "
+                f"shape {tuple(ids.shape)}"
+            )
+        if ids.device != device:
+            raise ValueError(
+                f"{_WHERE}: {what} is on {ids.device} but the graph is on {device}; move it "
+                f"with .to(graph.device)"
+            )
+        check_ids(_WHERE, what, ids, self.graph.num_nodes[ntype], f"'{ntype}'")
+
+    def _draw_hop(
+        self, transit_keys: Tensor, hop: int, seed: int
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """One compiled draw for every (relation, transit) pair of the hop. Returns, per drawn
+        edge, its relation, its transit (position in ``transit_keys``), its edge id within the
+        relation and the key of its source (the global id, plus the transit's tree when
+        disjoint)."""
+        graph, combined = self.graph, self.graph.combined
+        ids = transit_keys % self._key_base if self.disjoint else transit_keys
+        rel, transit = self._pairs(_type_of(ids, graph.node_offsets), hop)
+        dst_type = combined.dst_type[rel]
+        row = combined.indptr_start[rel] + ids[transit] - graph.node_offsets[dst_type]
+        ptr, slots = sample_ranges(
+            combined.indptr[row],
+            combined.indptr[row + 1],
+            combined.weight if self.weighted else None,
+            self._fanout_table[hop, rel],
+            self.replace,
+            seed,
+        )
+        pair = expand_ptr(ptr, slots.numel())
+        neighbor_keys = combined.indices[slots]
+        if self.disjoint:  # a neighbor joins its transit's tree
+            neighbor_keys = neighbor_keys + (transit_keys - ids)[transit[pair]]
+        return rel[pair], transit[pair], combined.eid[slots], neighbor_keys
+
+    def _pairs(self, transit_type: Tensor, hop: int) -> tuple[Tensor, Tensor]:
+        """``(relation, transit)`` of every pair that draws at ``hop``: relation-major (the
+        graph's order), each relation's transits in their order; relations with fanout 0 at the
+        hop have none. Pair ``p`` draws from Philox stream ``p``."""
+        combined, device = self.graph.combined, transit_type.device
+        num_types = len(self.graph.node_types)
+        by_type = torch.argsort(transit_type, stable=True)
+        per_type = torch.bincount(transit_type, minlength=num_types)
+        type_start = per_type.cumsum(0) - per_type
+        per_rel = per_type[combined.dst_type] * (self._fanout_table[hop] != 0)
+        num_pairs = int(per_rel.sum())
+        rel = torch.repeat_interleave(
+            torch.arange(per_rel.numel(), device=device), per_rel, output_size=num_pairs
+        )
+        rank = torch.arange(num_pairs, device=device) - (per_rel.cumsum(0) - per_rel)[rel]
+        return rel, by_type[type_start[combined.dst_type[rel]] + rank]
+
+    def _assemble(
+        self,
+        keys: Tensor,
+        seed_local: Tensor,
+        seeds_per_type: list[int],
+        hop_ends: list[int],
+        hops: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+    ) -> HeteroSampledSubgraph:
+        """Splits the mixed-type node list and edge lists (positions in ``keys``) by node type
+        and relation; a node's local id is its rank within its type (a stable sort by type
+        keeps every type's seeds-then-hops, first-occurrence order)."""
+        graph, device = self.graph, keys.device
+        ids = keys % self._key_base if self.disjoint else keys
+        node_type = _type_of(ids, graph.node_offsets)
+        node_hop = _group_index(_diffs(hop_ends), device)
+        node_counts = _counts(node_type, node_hop, len(graph.node_types), len(hop_ends))
+        per_type = [sum(c) for c in node_counts]
+        by_type = torch.argsort(node_type, stable=True)
+        type_start = torch.tensor(list(accumulate([0] + per_type[:-1])), device=device)
+        local = torch.empty_like(by_type)
+        local[by_type] = (
+            torch.arange(by_type.numel(), device=device) - type_start[node_type[by_type]]
+        )
+        types = graph.node_types
+        nodes = (ids - graph.node_offsets[node_type])[by_type].split(per_type)
+        rel, row, col, eid = (torch.cat(parts) for parts in zip(*hops)) if hops else [ids[:0]] * 4
+        edge_hop = _group_index([r.numel() for r, *_ in hops], device)
+        edge_counts = _counts(rel, edge_hop, len(graph.edge_types), self.num_hops)
+        by_rel = torch.argsort(rel, stable=True)
+        per_rel = [sum(c) for c in edge_counts]
+        edges = [t[by_rel].split(per_rel) for t in (local[row], local[col], eid)]
+        nodes_of = dict(zip(types, nodes))
+        return HeteroSampledSubgraph(
+            nodes=nodes_of,
+            row=dict(zip(graph.edge_types, edges[0])),
+            col=dict(zip(graph.edge_types, edges[1])),
+            eid=dict(zip(graph.edge_types, edges[2])),
+            num_sampled_nodes=dict(zip(types, node_counts)),
+            num_sampled_edges=dict(zip(graph.edge_types, edge_counts)),
+            seed_index=dict(zip(types, local[seed_local].split(seeds_per_type))),
+            in_degrees=self._in_degrees(nodes_of),
+            batch=(
+                dict(zip(types, (keys // self._key_base)[by_type].split(per_type)))
+                if self.disjoint
+                else None
+            ),
+            layerwise=self.layerwise,
+        )
+
+    def _in_degrees(self, nodes: dict[str, Tensor]) -> dict[EdgeType, Tensor]:
+        """Per relation, the in-degree along it of every sampled node of its destination type."""
+        combined = self.graph.combined
+        degrees = {}
+        for r, etype in enumerate(self.graph.edge_types):
+            row = combined.indptr_start[r] + nodes[etype[2]]
+            degrees[etype] = combined.indptr[row + 1] - combined.indptr[row]
+        return degrees
+
+
+def hetero_neighbor_sample(
+    graph: HeteroCSCGraph,
+    seeds: Mapping[str, Tensor],
+    fanouts: Fanouts,
+    replace: bool = False,
+    weighted: bool = False,
+    generator: torch.Generator | None = None,
+    disjoint: bool = False,
+    layerwise: bool = False,
+) -> HeteroSampledSubgraph:
+    """Samples a multi-hop heterogeneous neighborhood of ``seeds``; see
+    :class:`HeteroNeighborSampler`.
+
+    Example:
+        >>> import fastgl
+        >>> cites = ("paper", "cites", "paper")
+        >>> graph = fastgl.HeteroCSCGraph.from_edge_index_dict(
+        ...     {cites: torch.tensor([[1, 2], [0, 0]])}, {"paper": 3}
+        ... )
+        >>> sub = hetero_neighbor_sample(graph, {"paper": torch.tensor([0])}, [1])
+        >>> sub.num_sampled_nodes, sub.num_sampled_edges
+        ({'paper': [1, 1]}, {('paper', 'cites', 'paper'): [1]})
+    """
+    sampler = HeteroNeighborSampler(graph, fanouts, replace, weighted, disjoint, layerwise)
+    return sampler.sample(seeds, generator)
+
+
+def _fanouts_per_relation(
+    graph: HeteroCSCGraph, fanouts: Fanouts
+) -> tuple[dict[EdgeType, list[int]], int]:
+    """Every relation's checked fanouts, in the graph's relation order, and the number of
+    hops."""
+    if not isinstance(fanouts, Mapping):
+        shared = checked_fanouts(_WHERE, fanouts)
+        return {etype: shared for etype in graph.edge_types}, len(shared)
+    unknown = [etype for etype in fanouts if etype not in graph.edge_types]
+    if unknown:
+        raise ValueError(
+            f"{_WHERE}: fanouts has edge types {unknown} that the graph lacks "
+            f"(edge types: {graph.edge_types})"
+        )
+    missing = [etype for etype in graph.edge_types if etype not in fanouts]
+    if missing:
+        raise ValueError(
+            f"{_WHERE}: fanouts has no entry for relations {missing}; give every relation a "
+            f"list ([0] * hops samples nothing along it)"
+        )
+    per_relation = {etype: checked_fanouts(_WHERE, fanouts[etype]) for etype in graph.edge_types}
+    hops = {etype: len(f) for etype, f in per_relation.items()}
+    if len(set(hops.values())) > 1:
+        raise ValueError(f"{_WHERE}: every relation must have the same number of hops, got {hops}")
+    return per_relation, next(iter(hops.values()), 0)
+
+
+def _hop_key(key: int, hop: int) -> int:
+    """Hop ``hop``'s Philox key, derived from the call's key as ``fastgl::sample_hops`` derives
+    its per-hop keys (``hop_key`` in csrc/sampling/sample_hops.h: the golden-ratio increment of
+    splitmix64), as the signed int64 the ops take."""
+    derived = (key + (hop + 1) * 0x9E3779B97F4A7C15) % (1 << 64)
+    return derived - (1 << 64) if derived >= 1 << 63 else derived
+
+
+def _type_of(ids: Tensor, node_offsets: Tensor) -> Tensor:
+    """The node type (index) of every global id: the number of types that end at or before it."""
+    return torch.bucketize(ids, node_offsets[1:], right=True)
+
+
+def _diffs(ends: list[int]) -> list[int]:
+    return [b - a for a, b in zip([0] + ends[:-1], ends)]
+
+
+def _group_index(sizes: list[int], device: torch.device) -> Tensor:
+    """``[sum(sizes)]`` int64: ``g`` repeated ``sizes[g]`` times."""
+    counts = torch.tensor(sizes, dtype=torch.int64, device=device)
+    return torch.repeat_interleave(torch.arange(len(sizes), device=device), counts)
+
+
+def _counts(group: Tensor, sub: Tensor, num_groups: int, num_subs: int) -> list[list[int]]:
+    """``counts[g][s]``: how many entries have ``group == g`` and ``sub == s`` (one read-back)."""
+    flat = torch.bincount(group * num_subs + sub, minlength=num_groups * num_subs)
+    return flat.reshape(num_groups, num_subs).tolist()
