@@ -5,6 +5,8 @@ draws, the blocks, bad input, and an R-GCN that learns through one relation."""
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import expected_draws, first_occurrence, id_map_reference
 from scipy.stats import chisquare
 
@@ -54,7 +56,9 @@ GRAPH = HeteroCSCGraph.from_edge_index_dict(EDGES, NUM_NODES)
 # ---------------------------------------------------------------------------------------------
 
 
-def hetero_reference(edge_index_dict, num_nodes, seeds, fanouts, layerwise=False, disjoint=False):
+def hetero_reference(
+    edge_index_dict, num_nodes, seeds, fanouts, layerwise=False, disjoint=False, num_hops=None
+):
     """The sample of fanouts -1 / 0 as plain lists: node keys ``(tree, type, id)`` in the order
     they appear (seeds of the node types in order, then each hop's draws: relation by relation,
     transits in order, a transit's in-edges in edge order), then split by type."""
@@ -69,7 +73,8 @@ def hetero_reference(edge_index_dict, num_nodes, seeds, fanouts, layerwise=False
     keys = [(i if disjoint else 0, t, v) for i, (t, v) in enumerate(seed_keys)]
     mixed, seed_local = id_map_reference([], keys)
     ends, edges = [len(mixed)], []
-    num_hops = len(next(iter(fanouts.values()), []))
+    if num_hops is None:
+        num_hops = len(next(iter(fanouts.values()), []))
     for hop in range(num_hops):
         begin = 0 if layerwise or hop == 0 else ends[hop - 1]
         drawn = [
@@ -131,7 +136,7 @@ def check_hetero_sample(
     """Asserts that ``sub`` is a valid sample of ``fanouts`` (a dict per relation) around
     ``seeds``: layout per type, every edge exists with its id, each hop's edges come from that
     hop's transits, and each (relation, transit) pair drew what its fanout allows."""
-    num_hops = len(next(iter(fanouts.values())))
+    num_hops = sub.num_layers
     disjoint = sub.batch is not None
     ends = {t: [0] + torch.tensor(c).cumsum(0).tolist() for t, c in sub.num_sampled_nodes.items()}
     for t, nodes in sub.nodes.items():
@@ -198,7 +203,7 @@ def _check_new_nodes_first_occurrence(sub, edge_index_dict, num_hops, ends):
             seen.update(new)
 
 
-def check_hetero_blocks(sub, edge_index_dict):
+def check_hetero_blocks(sub, edge_index_dict, num_nodes=NUM_NODES):
     """Per layer and relation: global ids, destinations the prefix of their type's sources of
     the layer, hop-wise edges a prefix of the relation's, layer-wise one hop's, and the last
     layer's destinations the seeds."""
@@ -224,7 +229,7 @@ def check_hetero_blocks(sub, edge_index_dict):
             per_dst = torch.bincount(block.dst, minlength=block.num_dst_nodes)
             assert torch.equal(block.indptr, torch.cat([per_dst.new_zeros(1), per_dst.cumsum(0)]))
             if s == d:
-                degree = torch.bincount(edge_index[1], minlength=NUM_NODES[d])
+                degree = torch.bincount(edge_index[1], minlength=num_nodes[d])
                 assert torch.equal(block.src_in_degrees, degree[block.src_nodes])
             else:
                 assert block.src_in_degrees is None
@@ -280,6 +285,51 @@ def test_all_neighbors_equal_the_reference(seeds, fanouts, layerwise, disjoint):
     )
     assert_equals_reference(sub, expected, disjoint)
     check_hetero_blocks(sub, EDGES)
+
+
+@st.composite
+def hetero_case(draw):
+    """A random heterogeneous graph (node types may have no nodes, relations no edges, several
+    relations may join the same types), seeds of some types, and per-relation fanouts."""
+    types = [f"t{i}" for i in range(draw(st.integers(1, 3)))]
+    num_nodes = {t: draw(st.integers(0, 12)) for t in types}
+    num_relations = draw(st.integers(0, 4))
+    edges = {}
+    for r in range(num_relations):
+        src, dst = draw(st.sampled_from(types)), draw(st.sampled_from(types))
+        if num_nodes[src] and num_nodes[dst]:
+            num_edges, seed = draw(st.integers(0, 40)), draw(st.integers(0, 2**31 - 1))
+            edges[(src, f"r{r}", dst)] = _pairs(num_nodes[src], num_nodes[dst], num_edges, seed)
+        else:
+            edges[(src, f"r{r}", dst)] = torch.zeros(2, 0, dtype=torch.int64)
+    seeds = {
+        t: torch.tensor(draw(st.lists(st.integers(0, n - 1), max_size=4)), dtype=torch.int64)
+        for t, n in num_nodes.items()
+        if n and draw(st.booleans())
+    }
+    num_hops = draw(st.integers(0, 3))
+    fanouts = {
+        e: draw(st.lists(st.integers(-1, 3), min_size=num_hops, max_size=num_hops)) for e in edges
+    }
+    return edges, num_nodes, seeds, fanouts, num_hops
+
+
+@settings(max_examples=40)
+@given(case=hetero_case(), layerwise=st.booleans(), disjoint=st.booleans(), seed=st.integers(0, 99))
+def test_random_graphs(case, layerwise, disjoint, seed):
+    """All neighbors equal the reference; random fanouts give valid samples and blocks."""
+    edges, num_nodes, seeds, fanouts, num_hops = case
+    graph = HeteroCSCGraph.from_edge_index_dict(edges, num_nodes)
+    everything = {e: [-1] * num_hops for e in edges}
+    options = dict(layerwise=layerwise, disjoint=disjoint)
+    full = HeteroNeighborSampler(graph, [-1] * num_hops, **options).sample(seeds)
+    expected = hetero_reference(edges, num_nodes, seeds, everything, num_hops=num_hops, **options)
+    assert_equals_reference(full, expected, disjoint)
+    check_hetero_blocks(full, edges, num_nodes)
+    sampler = HeteroNeighborSampler(graph, fanouts if edges else [2] * num_hops, **options)
+    sub = sampler.sample(seeds, _gen(seed))
+    check_hetero_sample(sub, edges, num_nodes, seeds, fanouts, layerwise=layerwise)
+    check_hetero_blocks(sub, edges, num_nodes)
 
 
 def test_hopwise_and_layerwise_differ_as_documented():
