@@ -401,3 +401,15 @@ def test_other_devices(small):
     cuda_generator = types.SimpleNamespace(device=torch.device("cuda"))
     with pytest.raises(ValueError, match="TemporalNeighborSampler: the generator is on cuda"):
         sampler.sample(torch.tensor([1]), generator=cuda_generator)
+
+
+def test_hop_key_is_sample_hops_hop_key():
+    """The samplers' per-hop keys (neighbor.hop_key) are sample_hops' (the test reference's
+    copy of csrc/sampling/sample_hops.h's hop_key), across the int64 wrap-around."""
+    from reference import hop_key as reference_hop_key
+
+    from fastgl.sampling.neighbor import hop_key
+
+    for key in (0, 1, 12345, (1 << 62) - 1, (1 << 63) - 1):
+        for hop in range(6):
+            assert hop_key(key, hop) == reference_hop_key(key, hop)

@@ -18,7 +18,7 @@ from fastgl.graph import Block, check_ids, expand_ptr, sorted_target_offsets
 from fastgl.hetero import EdgeType, HeteroCSCGraph
 from fastgl.ops import id_map, sample_ranges
 
-from .neighbor import checked_fanouts, draw_key
+from .neighbor import checked_fanouts, draw_key, hop_key
 
 _WHERE = "hetero_neighbor_sample"
 
@@ -285,7 +285,7 @@ class HeteroNeighborSampler:
         hop_ends, hops = [keys.numel()], []
         for hop in range(self.num_hops):
             begin = 0 if self.layerwise or hop == 0 else hop_ends[hop - 1]
-            rel, transit, eid, neighbor_keys = self._draw_hop(keys[begin:], hop, _hop_key(key, hop))
+            rel, transit, eid, neighbor_keys = self._draw_hop(keys[begin:], hop, hop_key(key, hop))
             keys, local = id_map(keys, neighbor_keys)
             hops.append((rel, local, begin + transit, eid))
             hop_ends.append(keys.numel())
@@ -493,14 +493,6 @@ def _fanouts_per_relation(
     if len(set(hops.values())) > 1:
         raise ValueError(f"{_WHERE}: every relation must have the same number of hops, got {hops}")
     return per_relation, next(iter(hops.values()), 0)
-
-
-def _hop_key(key: int, hop: int) -> int:
-    """Hop ``hop``'s Philox key, derived from the call's key as ``fastgl::sample_hops`` derives
-    its per-hop keys (``hop_key`` in csrc/sampling/sample_hops.h: the golden-ratio increment of
-    splitmix64), as the signed int64 the ops take."""
-    derived = (key + (hop + 1) * 0x9E3779B97F4A7C15) % (1 << 64)
-    return derived - (1 << 64) if derived >= 1 << 63 else derived
 
 
 def _type_of(ids: Tensor, node_offsets: Tensor) -> Tensor:

@@ -169,6 +169,26 @@ def draw_key(
     return int(torch.randint(0, 1 << 62, (1,), generator=generator, device=device))
 
 
+# csrc/sampling/sample_hops.h's kHopKeyStep: the golden-ratio increment of splitmix64.
+_HOP_KEY_STEP = 0x9E3779B97F4A7C15
+
+
+def hop_key(key: int, hop: int) -> int:
+    """Hop ``hop``'s Philox key (hops count from 0), derived from a call's :func:`draw_key` as
+    ``fastgl::sample_hops`` derives its per-hop keys (``hop_key`` in
+    csrc/sampling/sample_hops.h), as the signed int64 the op schemas take. Samplers that draw a
+    hop at a time with ``sample_ranges`` use it, so their hops draw what ``sample_hops``'s draw.
+
+    Example:
+        >>> hop_key(0, 0) == 0x9E3779B97F4A7C15 - (1 << 64)   # wrapped into int64
+        True
+        >>> hop_key(5, 1)
+        4354685564936845359
+    """
+    derived = (key + (hop + 1) * _HOP_KEY_STEP) & ((1 << 64) - 1)
+    return derived - (1 << 64) if derived >= 1 << 63 else derived
+
+
 def _sample_batches(
     sampler: NeighborSampler,
     seed_batches: list[Tensor],

@@ -21,14 +21,11 @@ from torch import Tensor
 from fastgl.graph import CSCGraph, expand_ptr
 from fastgl.ops import id_map, sample_ranges
 
-from .neighbor import checked_fanouts, checked_seeds, draw_key
+from .neighbor import checked_fanouts, checked_seeds, draw_key, hop_key
 from .subgraph import SampledSubgraph
 
 STRATEGIES = ("uniform", "last")
 _WHERE = "TemporalNeighborSampler"
-# Per-hop keys as sample_hops derives them (csrc/sampling/sample_hops.h, hop_key): the
-# golden-ratio increment of splitmix64.
-_HOP_KEY_STEP = 0x9E3779B97F4A7C15
 
 
 class TemporalNeighborSampler:
@@ -203,12 +200,6 @@ def _rows_sorted_by_time(graph: CSCGraph, slot_time: Tensor) -> Tensor:
     return by_time[torch.sort(rows[by_time], stable=True).indices]
 
 
-def _hop_key(key: int, hop: int) -> int:
-    """Hop ``hop``'s Philox key, as a signed int64 for the op schema."""
-    derived = (key + (hop + 1) * _HOP_KEY_STEP) & ((1 << 64) - 1)
-    return derived - (1 << 64) if derived >= 1 << 63 else derived
-
-
 def _sample_temporal(
     sampler: TemporalNeighborSampler, seeds: Tensor, seed_time: Tensor, key: int
 ) -> SampledSubgraph:
@@ -233,7 +224,7 @@ def _sample_temporal(
         node = frontier - tree * num_nodes
         starts, ends = graph.indptr[node], graph.indptr[node + 1]
         valid_ends = sampler._valid_ends(starts, ends, seed_time[tree])
-        ptr, slots = sampler._draw(starts, valid_ends, fanout, _hop_key(key, hop))
+        ptr, slots = sampler._draw(starts, valid_ends, fanout, hop_key(key, hop))
         pair = expand_ptr(ptr, slots.numel())
         sources = sampler._sources[slots].to(torch.int64)
         unique, local = id_map(keys, tree[pair] * num_nodes + sources)
