@@ -208,11 +208,14 @@ def test_unsupported_inputs_are_rejected_clearly():
     hetero = HeteroData()
     hetero["a"].num_nodes = 3
     hetero["a", "r", "a"].edge_index = torch.tensor([[0, 1], [1, 2]])
-    with pytest.raises(NotImplementedError, match="homogeneous"):
-        NeighborLoader(hetero, [2], input_nodes="a")
+    hetero["a"].t = torch.arange(3)
+    with pytest.raises(NotImplementedError, match="temporal sampling .* heterogeneous"):
+        NeighborLoader(hetero, [2], input_nodes="a", time_attr="t")
+    with pytest.raises(NotImplementedError, match="'induced' is not supported yet for hetero"):
+        NeighborLoader(hetero, [2], input_nodes="a", subgraph_type="induced")
     data.t = torch.arange(200)
-    with pytest.raises(NotImplementedError, match="temporal"):
-        NeighborLoader(data, [2], time_attr="t", input_time=torch.zeros(200))
+    with pytest.raises(NotImplementedError, match="temporal sampling with weight_attr"):
+        NeighborLoader(data, [2], time_attr="t", weight_attr="w")
     data.bad = torch.ones(3)
     with pytest.raises(ValueError, match="weight_attr 'bad'"):
         NeighborLoader(data, [2], weight_attr="bad")

@@ -332,15 +332,15 @@ def test_unsupported_store_inputs_are_rejected_clearly():
     remote = stores(x, y, (edge_index[0], edge_index[1]), "coo")
     with pytest.raises(NotImplementedError, match="weight_attr is not supported for"):
         NeighborSampler(remote, [2], weight_attr="w")
-    with pytest.raises(NotImplementedError, match="temporal"):
+    with pytest.raises(ValueError, match="one tensor named 'time'"):
         NeighborSampler(remote, [2], time_attr="time")
     feature_store, graph_store = remote
     graph_store.put_edge_index(
         (edge_index[0], edge_index[1]), edge_type=("a", "to", "a"), layout="coo", size=(60, 60)
     )
-    with pytest.raises(NotImplementedError, match="heterogeneous graph stores"):
+    with pytest.raises(ValueError, match="mixes edges without a type"):
         NeighborSampler((feature_store, graph_store), [2])
-    with pytest.raises(ValueError, match="a torch_geometric Data or a"):
+    with pytest.raises(ValueError, match="a torch_geometric Data, HeteroData or a"):
         NeighborSampler((graph_store, feature_store), [2])
 
 

@@ -2,8 +2,9 @@
 
 They are PyG's own loader classes (same arguments, same batches, ``transform``, workers,
 negative sampling) whose default sampler is :class:`fastgl.integrations.pyg.NeighborSampler`,
-so they work where ``pyg-lib`` and ``torch-sparse`` are not installed. ``data`` is a homogeneous
-``Data`` (with or without edges) or PyG's remote-backend pair ``(FeatureStore, GraphStore)``.
+so they work where ``pyg-lib`` and ``torch-sparse`` are not installed. ``data`` is a ``Data``
+or a ``HeteroData`` (with or without edges) or PyG's remote-backend pair ``(FeatureStore,
+GraphStore)``; ``time_attr`` samples temporally (homogeneous graphs).
 """
 
 import torch_geometric.loader
@@ -11,9 +12,13 @@ import torch_geometric.loader
 from .sampler import NeighborSampler
 
 
-def _sampler_or_fastgl(neighbor_sampler, data, num_neighbors, sampling: dict, loader_kwargs):
-    """The caller's sampler, or fastgl's built from the sampling arguments PyG would use."""
-    if neighbor_sampler is not None:
+def _sampler_or_fastgl(
+    neighbor_sampler, data, num_neighbors, sampling: dict, loader_kwargs, pyg_rejects: bool
+):
+    """The caller's sampler, or fastgl's built from the sampling arguments PyG would use. Where
+    PyG's loader rejects the arguments before it builds a sampler (``pyg_rejects``), none is
+    built, so that PyG's own error is the one raised."""
+    if neighbor_sampler is not None or pyg_rejects:
         return neighbor_sampler
     return NeighborSampler(
         data, num_neighbors, **sampling, share_memory=loader_kwargs.get("num_workers", 0) > 0
@@ -30,6 +35,12 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
     pair, fastgl samples the graph store's edges and PyG's loader fetches the batch's node
     features from the feature store (``input_nodes`` is then required, as in PyG).
 
+    A ``HeteroData`` gives ``HeteroData`` batches: ``n_id`` and ``num_sampled_nodes`` per node
+    type, ``e_id`` and ``num_sampled_edges`` per edge type, ``input_id`` and ``batch_size`` on
+    the input type; ``num_neighbors`` is one list for every edge type or a dict per edge type.
+    With ``time_attr`` (homogeneous graphs), every seed grows its own tree (``batch``) from
+    neighbors no later than its time: ``input_time``, or its own node time.
+
     Example:
         >>> import torch
         >>> from torch_geometric.data import Data
@@ -42,6 +53,29 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
         >>> batch = next(iter(NeighborLoader(Data(num_nodes=5), [2], batch_size=3)))
         >>> batch.n_id, batch.num_sampled_edges   # no edges: the seeds alone
         (tensor([0, 1, 2]), [0])
+
+        Heterogeneous, with a fanout per edge type:
+
+        >>> from torch_geometric.data import HeteroData
+        >>> hetero = HeteroData()
+        >>> hetero["paper"].x, hetero["author"].x = torch.randn(3, 4), torch.randn(2, 4)
+        >>> hetero["author", "writes", "paper"].edge_index = torch.tensor([[0, 1, 1], [0, 0, 2]])
+        >>> hetero["paper", "cites", "paper"].edge_index = torch.tensor([[1, 2], [0, 0]])
+        >>> fanouts = {("author", "writes", "paper"): [2], ("paper", "cites", "paper"): [0]}
+        >>> loader = NeighborLoader(hetero, fanouts, input_nodes=("paper", torch.tensor([0])))
+        >>> batch = next(iter(loader))
+        >>> batch["paper"].n_id, batch["author"].n_id, batch["paper"].batch_size
+        (tensor([0]), tensor([0, 1]), 1)
+        >>> batch["author", "writes", "paper"].e_id, batch["paper", "cites", "paper"].e_id
+        (tensor([0, 1]), tensor([], dtype=torch.int64))
+
+        Temporal (node ``v`` at time ``t[v]``): seed 1 at time 1 sees node 0 only.
+
+        >>> data.t = torch.tensor([0, 1, 2, 3])
+        >>> loader = NeighborLoader(data, [-1], input_nodes=torch.tensor([1]), time_attr="t")
+        >>> batch = next(iter(loader))
+        >>> batch.n_id, batch.batch
+        (tensor([1, 0]), tensor([0, 0]))
     """
 
     def __init__(
@@ -83,7 +117,12 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
             transform_sampler_output=transform_sampler_output,
             filter_per_worker=filter_per_worker,
             neighbor_sampler=_sampler_or_fastgl(
-                neighbor_sampler, data, num_neighbors, sampling, kwargs
+                neighbor_sampler,
+                data,
+                num_neighbors,
+                sampling,
+                kwargs,
+                pyg_rejects=input_time is not None and time_attr is None,
             ),
             **sampling,
             **kwargs,
@@ -93,7 +132,11 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
 class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
     """``torch_geometric.loader.LinkNeighborLoader`` sampling with fastgl (same signature):
     seed edges ``edge_label_index``, optional binary or triplet ``neg_sampling``. With a
-    ``(FeatureStore, GraphStore)`` pair, pass ``edge_label_index=(None, tensor)`` as in PyG.
+    ``(FeatureStore, GraphStore)`` pair, pass ``edge_label_index=(None, tensor)`` as in PyG; with
+    a ``HeteroData``, ``edge_label_index=(edge_type, tensor)``. Temporal (homogeneous graphs):
+    ``time_attr`` and ``edge_label_time`` together (PyG raises its own error for one alone);
+    both endpoints of a seed edge, and its negatives, sample as of the edge's time, and binary
+    negatives with node times are nodes that exist by then, as in PyG.
 
     Example:
         >>> import torch
@@ -105,6 +148,18 @@ class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
         >>> batch = next(iter(loader))
         >>> batch.edge_label   # two positive seed edges, two sampled negatives
         tensor([1., 1., 0., 0.])
+
+        Temporal: seed edge ``2 -> 1`` at time 1; each endpoint grows a tree of nodes no later
+        than 1 (node 1 twice: in 2's tree and as the root of its own), ``batch`` names the seed
+        edge.
+
+        >>> data.t = torch.tensor([0, 1, 2, 3])
+        >>> loader = LinkNeighborLoader(data, [-1], edge_label_index=edge_index[:, 3:4],
+        ...                             edge_label_time=torch.tensor([1]), time_attr="t")
+        >>> batch = next(iter(loader))
+        >>> batch.n_id, batch.batch, batch.edge_label_index
+        (tensor([2, 1, 1, 0]), tensor([0, 0, 0, 0]), tensor([[0],
+                [1]]))
     """
 
     def __init__(
@@ -152,7 +207,12 @@ class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
             transform_sampler_output=transform_sampler_output,
             filter_per_worker=filter_per_worker,
             neighbor_sampler=_sampler_or_fastgl(
-                neighbor_sampler, data, num_neighbors, sampling, kwargs
+                neighbor_sampler,
+                data,
+                num_neighbors,
+                sampling,
+                kwargs,
+                pyg_rejects=(edge_label_time is None) != (time_attr is None),
             ),
             **sampling,
             **kwargs,

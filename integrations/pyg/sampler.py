@@ -4,22 +4,28 @@ PyG's own sampler needs ``pyg-lib`` or ``torch-sparse``, which have no wheels fo
 this one needs neither. It returns PyG's ``SamplerOutput`` layout: seeds first, then the nodes
 new at each hop in first-occurrence order; ``row`` = local neighbor (message source), ``col`` =
 local node it was sampled for; edges grouped by hop; ``edge`` = global edge ids; the per-hop
-``num_sampled_nodes`` / ``num_sampled_edges`` that ``trim_to_layer`` needs.
+``num_sampled_nodes`` / ``num_sampled_edges`` that ``trim_to_layer`` needs. Heterogeneous graphs
+give PyG's ``HeteroSamplerOutput`` (the same per node type and edge type); temporal sampling
+adds PyG's ``batch`` vector.
 """
 
 import warnings
-import weakref
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, FeatureStore, GraphStore, HeteroData
-from torch_geometric.data.graph_store import EdgeAttr, EdgeLayout
+from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
-from torch_geometric.sampler import SamplerOutput
 from torch_geometric.sampler.base import DataType, NumNeighbors, SubgraphType
 
 import fastgl
-from fastgl.graph import expand_ptr
+from fastgl.sampling import HeteroNeighborSampler
+
+from .hetero import hetero_data_graph, hetero_output, relation_fanouts, relation_keys
+from .stores import hetero_store_graph, is_hetero_store, store_edge_attrs, store_graph, store_time
+from .temporal import data_time, temporal_sampler
+
+_WHERE = "fastgl NeighborSampler"
 
 
 class NeighborSampler(PyGNeighborSampler):
@@ -29,21 +35,29 @@ class NeighborSampler(PyGNeighborSampler):
     :class:`fastgl.integrations.pyg.NeighborLoader`, which does. Sampling runs on the device of
     the graph's edges (a GPU graph is sampled on the GPU).
 
-    ``data`` is a homogeneous ``Data`` (one without ``edge_index`` or with no edges samples the
-    seeds alone, as PyG does) or PyG's remote-backend pair ``(FeatureStore, GraphStore)`` whose
-    graph store holds one homogeneous edge index (``edge_type=None``) in COO, CSR or CSC layout.
-    For a store, the edges are read once and fastgl's CSC is built once and cached per graph
-    store (a later sampler over the same, unchanged edge tensors reuses it); the node count is
-    ``max(EdgeAttr.size)`` as in PyG (or, without a size, the largest of the edges' node ids + 1
-    and the feature store's row count); sampled edge ids are positions in the stored layout, as
-    PyG's; PyG's loader fetches the node features from the feature store.
+    ``data`` is a ``Data`` or a ``HeteroData`` (one without edges samples the seeds alone, as
+    PyG does) or PyG's remote-backend pair ``(FeatureStore, GraphStore)``, homogeneous
+    (``edge_type=None``) or typed, in COO, CSR or CSC layout. fastgl builds its graph once per
+    sampler (a :class:`fastgl.CSCGraph`, or a :class:`fastgl.HeteroCSCGraph` for typed edges);
+    for a store, once per graph store (a later sampler over the same, unchanged edge tensors
+    reuses it), with PyG's node counts (``max(EdgeAttr.size)`` for a homogeneous store, or
+    without a size the largest node id + 1 and the feature store's row count), sampled edge ids
+    as positions in the stored layout, and PyG's loader fetching the features.
 
-    Supported: ``subgraph_type`` ``'directional'``, ``'bidirectional'`` and ``'induced'``,
-    ``replace``, ``disjoint`` (not with ``'induced'``: PyG rejects that too), ``weight_attr``
-    (draws proportional to a non-negative edge attribute of a ``Data``), ``sample_direction``
-    ``'forward'`` and ``'backward'``. Heterogeneous graphs (``HeteroData``, typed graph stores,
-    per-edge-type ``num_neighbors``) and temporal sampling (``time_attr``) raise
-    ``NotImplementedError``.
+    Supported: ``subgraph_type`` ``'directional'``, ``'bidirectional'`` and ``'induced'``
+    (homogeneous only), ``replace``, ``disjoint`` (not with ``'induced'``: PyG rejects that
+    too), ``weight_attr`` (draws proportional to a non-negative edge attribute; for
+    ``HeteroData``, edge types without it draw uniformly), ``sample_direction`` ``'forward'``
+    and ``'backward'``, per-edge-type ``num_neighbors`` dicts (PyG's ``NumNeighbors``, its
+    ``default`` included), and temporal sampling on homogeneous graphs: ``time_attr`` names a
+    node-level or an edge-level attribute (for a homogeneous store, a feature-store tensor:
+    node-level if named ``'time'``, as in PyG), ``temporal_strategy`` ``'uniform'`` or
+    ``'last'``, seed times from the loader's ``input_time`` / ``edge_label_time`` (or each
+    seed's node time), always disjoint, with PyG's ``batch``.
+
+    Not supported (``NotImplementedError``): temporal sampling of heterogeneous graphs,
+    ``time_attr`` with ``weight_attr``, ``'induced'`` subgraphs of heterogeneous graphs, and
+    ``weight_attr`` on store inputs (nor in PyG).
 
     Example:
         >>> import torch
@@ -58,11 +72,21 @@ class NeighborSampler(PyGNeighborSampler):
         tensor([0, 1])
         >>> bool((data.edge_index[:, batch.e_id] == batch.n_id[batch.edge_index]).all())
         True
+
+        Temporal: node ``v`` at time ``t[v]`` sees only neighbors no later than its seed time.
+
+        >>> data.t = torch.tensor([0, 1, 2, 3])
+        >>> sampler = NeighborSampler(data, [-1], time_attr="t")
+        >>> loader = NeighborLoader(data, [-1], input_nodes=torch.tensor([1]), time_attr="t",
+        ...                         neighbor_sampler=sampler)
+        >>> batch = next(iter(loader))
+        >>> batch.n_id, batch.batch   # node 1 (time 1) takes its in-neighbor 0, not 2 or 3
+        (tensor([1, 0]), tensor([0, 0]))
     """
 
     def __init__(
         self,
-        data: Data | tuple[FeatureStore, GraphStore],
+        data: Data | HeteroData | tuple[FeatureStore, GraphStore],
         num_neighbors,
         subgraph_type="directional",
         replace: bool = False,
@@ -77,74 +101,146 @@ class NeighborSampler(PyGNeighborSampler):
     ) -> None:
         # PyG's constructor builds its own CPU CSC for pyg-lib: set up the same attributes here.
         self.data_type = _data_type(data)
-        if time_attr is not None:
-            raise NotImplementedError(
-                "fastgl NeighborSampler: temporal sampling (time_attr) is not supported yet"
-            )
         if sample_direction not in ("forward", "backward"):
             raise ValueError(
-                f"fastgl NeighborSampler: sample_direction must be 'forward' or "
-                f"'backward', got {sample_direction!r}"
-            )
-        if not directed:
-            warnings.warn(
-                "fastgl NeighborSampler: 'directed' is deprecated (as in PyG); "
-                "use subgraph_type='induced' instead",
-                stacklevel=2,
-            )
-            subgraph_type = SubgraphType.induced
-        self.subgraph_type = SubgraphType(subgraph_type)
-        if disjoint and self.subgraph_type == SubgraphType.induced:
-            raise ValueError(
-                "fastgl NeighborSampler: disjoint=True cannot be combined with "
-                "subgraph_type='induced' (an induced subgraph would join the trees)"
+                f"{_WHERE}: sample_direction must be 'forward' or 'backward', "
+                f"got {sample_direction!r}"
             )
         self.sample_direction = sample_direction
-        transpose = sample_direction == "backward"
+        self.subgraph_type = _subgraph_type(subgraph_type, directed, disjoint, time_attr)
+        self.replace = replace
+        self.disjoint = disjoint  # PyG's property: temporal sampling is disjoint as well
+        self.temporal_strategy = temporal_strategy
+        self.keep_orig_edges = False
+        self.perm = None  # sampled edge ids are already global
+        self.node_time = self.edge_time = None
+        self._weighted = weight_attr is not None
+        hetero = self.data_type == DataType.heterogeneous or (
+            self.data_type == DataType.remote and is_hetero_store(data[1])
+        )
+        if hetero:
+            self._init_hetero(data, time_attr, weight_attr)
+        else:
+            self._init_homogeneous(data, time_attr, weight_attr)
+        if share_memory:
+            _share_memory(self.graph)
+        self.num_neighbors = num_neighbors  # builds fastgl's sampler
+
+    def _init_homogeneous(self, data, time_attr: str | None, weight_attr: str | None) -> None:
+        transpose = self.sample_direction == "backward"
         if self.data_type == DataType.remote:
             if weight_attr is not None:
                 raise NotImplementedError(
-                    "fastgl NeighborSampler: weight_attr is not supported for "
-                    "(FeatureStore, GraphStore) inputs (nor is it by PyG's sampler)"
+                    f"{_WHERE}: weight_attr is not supported for (FeatureStore, GraphStore) "
+                    f"inputs (nor is it by PyG's sampler)"
                 )
             self.node_types, self.edge_types = [None], [None]  # PyG: a homogeneous store
-            self.graph, self.num_nodes = _store_graph(*data, transpose)
+            self.graph, self.num_nodes = store_graph(*data, transpose)
+            if time_attr is not None:
+                self.node_time, self.edge_time = store_time(data[0], time_attr)
         else:
             self.graph = _data_graph(data, weight_attr, transpose)
             self.num_nodes = self.graph.num_nodes
-        if share_memory:
-            _share_memory(self.graph)
-        self.node_time = self.edge_time = None
-        self.perm = None  # sampled edge ids are already global
-        self.num_neighbors = num_neighbors
-        self.replace = replace
-        self.disjoint = disjoint
-        self.temporal_strategy = temporal_strategy
-        self.keep_orig_edges = False
-        self._fanouts = _fanouts(self.num_neighbors)
-        self._sampler = fastgl.NeighborSampler(
-            self.graph,
-            self._fanouts,
-            replace=replace,
-            weighted=weight_attr is not None,
-            disjoint=disjoint,
-        )
-
-    def _sample(self, seed, seed_time=None, **kwargs) -> SamplerOutput:
-        if isinstance(seed, dict):
+            if time_attr is not None:
+                self.node_time, self.edge_time = data_time(data, time_attr)
+        if time_attr is not None and weight_attr is not None:
             raise NotImplementedError(
-                "fastgl NeighborSampler: heterogeneous graphs are not supported yet"
+                f"{_WHERE}: temporal sampling with weight_attr is not supported yet "
+                f"(fastgl.TemporalNeighborSampler draws unweighted)"
             )
-        if seed_time is not None:
+
+    def _init_hetero(self, data, time_attr: str | None, weight_attr: str | None) -> None:
+        if time_attr is not None:
             raise NotImplementedError(
-                "fastgl NeighborSampler: temporal sampling is not supported yet"
+                f"{_WHERE}: temporal sampling (time_attr) of heterogeneous graphs is not "
+                f"supported yet (fastgl.sampling.HeteroNeighborSampler takes no node or edge "
+                f"times)"
+            )
+        if self.subgraph_type == SubgraphType.induced:
+            raise NotImplementedError(
+                f"{_WHERE}: subgraph_type='induced' is not supported yet for heterogeneous "
+                f"graphs (fastgl.HeteroCSCGraph has no induced-edges query per relation)"
+            )
+        backward = self.sample_direction == "backward"
+        if self.data_type == DataType.remote:
+            if weight_attr is not None:
+                raise NotImplementedError(
+                    f"{_WHERE}: weight_attr is not supported for (FeatureStore, GraphStore) "
+                    f"inputs (nor is it by PyG's sampler)"
+                )
+            self.edge_types = list(store_edge_attrs(data[1], backward))
+            self._relation_of = relation_keys(self.edge_types, backward)
+            self.graph, self.num_nodes = hetero_store_graph(*data, self._relation_of, backward)
+            self.node_types = list(self.num_nodes)
+        else:
+            self.node_types, self.edge_types = data.metadata()
+            self._relation_of = relation_keys(self.edge_types, backward)
+            self.graph, self.num_nodes = hetero_data_graph(data, self._relation_of, weight_attr)
+
+    @property
+    def is_hetero(self) -> bool:
+        return isinstance(self.graph, fastgl.HeteroCSCGraph)
+
+    @property
+    def num_neighbors(self) -> NumNeighbors:
+        """PyG's ``NumNeighbors``; setting it (a list, a dict per edge type or a
+        ``NumNeighbors``) rebuilds fastgl's sampler, checked against the graph."""
+        return self._num_neighbors
+
+    @num_neighbors.setter
+    def num_neighbors(self, num_neighbors) -> None:
+        if not isinstance(num_neighbors, NumNeighbors):
+            num_neighbors = NumNeighbors(num_neighbors)
+        if self.is_hetero:
+            sampler = HeteroNeighborSampler(
+                self.graph,
+                relation_fanouts(num_neighbors, self._relation_of),
+                replace=self.replace,
+                weighted=self._weighted,
+                disjoint=self.disjoint,
+            )
+        elif self.is_temporal:
+            sampler = temporal_sampler(
+                self.graph,
+                _fanouts(num_neighbors),
+                self.node_time,
+                self.edge_time,
+                self.temporal_strategy,
+                self.replace,
+            )
+        else:
+            sampler = fastgl.NeighborSampler(
+                self.graph,
+                _fanouts(num_neighbors),
+                replace=self.replace,
+                weighted=self._weighted,
+                disjoint=self.disjoint,
+            )
+        self._num_neighbors, self._sampler = num_neighbors, sampler
+
+    def _sample(self, seed, seed_time=None, **kwargs) -> SamplerOutput | HeteroSamplerOutput:
+        if isinstance(seed, dict):
+            if not self.is_hetero:
+                raise ValueError(
+                    f"{_WHERE}: seeds per node type given, but the graph is homogeneous"
+                )
+            return self._sample_hetero(seed)
+        if self.is_hetero:
+            raise ValueError(
+                f"{_WHERE}: the graph is heterogeneous: give the seeds per node type "
+                f"(input_nodes=(node_type, ids))"
             )
         seed = seed.to(self.graph.device)
-        sub = self._sampler.sample(seed)
+        if self.is_temporal:  # seed times are ignored otherwise, as in PyG
+            if seed_time is not None:
+                seed_time = seed_time.to(self.graph.device)
+            sub = self._sampler.sample(seed, seed_time)
+        else:
+            sub = self._sampler.sample(seed)
         # The sampler's Fused-Map already deduplicated the seeds: no second pass to check them.
         if sub.batch_size != seed.numel():
             raise ValueError(
-                "fastgl NeighborSampler: the seeds of a batch must be distinct unless disjoint=True"
+                f"{_WHERE}: the seeds of a batch must be distinct unless disjoint=True"
             )
         row, col, edge = sub.row, sub.col, sub.eid
         num_sampled_edges = sub.num_sampled_edges
@@ -163,14 +259,24 @@ class NeighborSampler(PyGNeighborSampler):
             num_sampled_edges=num_sampled_edges,
         )
 
+    def _sample_hetero(self, seed: dict[str, Tensor]) -> HeteroSamplerOutput:
+        device = self.graph.device
+        seeds = {ntype: ids.to(device) for ntype, ids in seed.items()}
+        sub = self._sampler.sample(seeds)
+        if not self.disjoint:
+            for ntype, ids in seeds.items():
+                if sub.num_sampled_nodes[ntype][0] != ids.numel():
+                    raise ValueError(
+                        f"{_WHERE}: the seeds of a batch must be distinct unless "
+                        f"disjoint=True (node type {ntype!r} repeats one)"
+                    )
+        return hetero_output(sub, seeds, self._relation_of, self.graph.node_types)
+
 
 def _data_type(data) -> DataType:
-    """PyG's data kind of ``data``, for the kinds fastgl samples (heterogeneous ones raise)."""
+    """PyG's data kind of ``data``."""
     if isinstance(data, HeteroData):
-        raise NotImplementedError(
-            "fastgl NeighborSampler: only homogeneous graphs (Data or a (FeatureStore, "
-            "GraphStore) pair without edge types) are supported yet, got HeteroData"
-        )
+        return DataType.heterogeneous
     if isinstance(data, Data):
         return DataType.homogeneous
     if (
@@ -181,9 +287,30 @@ def _data_type(data) -> DataType:
     ):
         return DataType.remote
     raise ValueError(
-        f"fastgl NeighborSampler: data must be a torch_geometric Data or a (FeatureStore, "
+        f"{_WHERE}: data must be a torch_geometric Data, HeteroData or a (FeatureStore, "
         f"GraphStore) pair, got {type(data).__name__}"
     )
+
+
+def _subgraph_type(
+    subgraph_type, directed: bool, disjoint: bool, time_attr: str | None
+) -> SubgraphType:
+    """PyG's subgraph type (``directed=False`` is the deprecated spelling of ``'induced'``),
+    rejected where PyG rejects it: induced subgraphs of disjoint trees."""
+    if not directed:
+        warnings.warn(
+            f"{_WHERE}: 'directed' is deprecated (as in PyG); use subgraph_type='induced' instead",
+            stacklevel=3,
+        )
+        subgraph_type = SubgraphType.induced
+    subgraph_type = SubgraphType(subgraph_type)
+    if subgraph_type == SubgraphType.induced and (disjoint or time_attr is not None):
+        why = "disjoint=True" if disjoint else "temporal sampling (always disjoint)"
+        raise ValueError(
+            f"{_WHERE}: {why} cannot be combined with subgraph_type='induced' (an induced "
+            f"subgraph would join the trees)"
+        )
+    return subgraph_type
 
 
 def _data_graph(data: Data, weight_attr: str | None, transpose: bool) -> "fastgl.CSCGraph":
@@ -236,118 +363,25 @@ def _device_of(data: Data) -> torch.device:
     return torch.device("cpu")
 
 
-# fastgl CSCs built from graph stores: {graph store: {(layout, size, transpose, num_nodes):
-# (edge tensors read, their versions, CSCGraph)}}. An entry serves a later sampler only if the
-# store returns the very same, unmodified tensors, so a store whose edges changed is read anew.
-_STORE_GRAPHS: "weakref.WeakKeyDictionary[GraphStore, dict]" = weakref.WeakKeyDictionary()
-
-
-def _store_graph(
-    feature_store: FeatureStore, graph_store: GraphStore, transpose: bool
-) -> tuple["fastgl.CSCGraph", int]:
-    """fastgl's CSC of the homogeneous edges of ``graph_store`` (built once per store and
-    edge tensors) and the graph's number of nodes."""
-    attrs = graph_store.get_all_edge_attrs()
-    if any(attr.edge_type is not None for attr in attrs):
-        types = sorted({str(attr.edge_type) for attr in attrs})
-        raise NotImplementedError(
-            f"fastgl NeighborSampler: heterogeneous graph stores (edge types {types}) "
-            f"are not supported yet"
-        )
-    if not attrs:  # no edges: the seeds alone
-        num_nodes = _feature_rows(feature_store)
-        if num_nodes is None:
-            raise ValueError(
-                "fastgl NeighborSampler: the graph store holds no edges and the feature "
-                "store no node tensor: cannot tell the number of nodes"
-            )
-        empty = torch.empty(2, 0, dtype=torch.int64)
-        return fastgl.CSCGraph.from_edge_index(empty, num_nodes), num_nodes
-    attr = attrs[0]  # PyG samples the first edge index of a homogeneous store too
-    first, second = graph_store.get_edge_index(attr)
-    layout = EdgeLayout(attr.layout)
-    num_nodes = _store_num_nodes(feature_store, attr, layout, first, second)
-    key = (layout, attr.size, transpose, num_nodes)
-    try:
-        entries = _STORE_GRAPHS.setdefault(graph_store, {})
-    except TypeError:  # a store that cannot be weakly referenced or hashed: no cache
-        entries = {}
-    versions = (first._version, second._version)
-    cached = entries.get(key)
-    if cached is not None:
-        (cached_first, cached_second), cached_versions, graph = cached
-        if cached_first is first and cached_second is second and cached_versions == versions:
-            return graph, num_nodes
-    graph = _build_store_graph(layout, first, second, transpose, num_nodes)
-    entries[key] = ((first, second), versions, graph)
-    return graph, num_nodes
-
-
-def _build_store_graph(
-    layout: EdgeLayout, first: Tensor, second: Tensor, transpose: bool, num_nodes: int
-) -> "fastgl.CSCGraph":
-    """The CSC of one stored edge index: ``(row, col)`` in COO, ``(rowptr, col)`` in CSR,
-    ``(row, colptr)`` in CSC; edge ids are positions in the stored order."""
-    if layout == EdgeLayout.CSC and not transpose:  # already fastgl's layout: validate, no sort
-        padding = num_nodes + 1 - second.numel()
-        indptr = torch.cat([second, second[-1:].expand(padding)]) if padding > 0 else second
-        return fastgl.CSCGraph(indptr, first)
-    if layout == EdgeLayout.CSR:
-        row, col = expand_ptr(first, second.numel()), second
-    elif layout == EdgeLayout.CSC:
-        row, col = first, expand_ptr(second, first.numel())
-    else:
-        row, col = first, second
-    if row.dtype != col.dtype:
-        row, col = row.to(torch.int64), col.to(torch.int64)
-    edge_index = torch.stack([col, row] if transpose else [row, col])
-    return fastgl.CSCGraph.from_edge_index(edge_index, num_nodes)
-
-
-def _store_num_nodes(
-    feature_store: FeatureStore, attr: EdgeAttr, layout: EdgeLayout, first: Tensor, second: Tensor
-) -> int:
-    """``max(attr.size)`` as PyG takes it; without a size, the largest of the edges' node ids
-    + 1 (pointer lengths included) and the feature store's row count."""
-    if attr.size is not None:
-        return max(attr.size)
-    counts = [_feature_rows(feature_store) or 0]
-    if layout == EdgeLayout.CSR:
-        counts.append(first.numel() - 1)
-        ids = [second]
-    elif layout == EdgeLayout.CSC:
-        counts.append(second.numel() - 1)
-        ids = [first]
-    else:
-        ids = [first, second]
-    counts += [int(t.max()) + 1 for t in ids if t.numel() > 0]
-    return max(counts)
-
-
-def _feature_rows(feature_store: FeatureStore) -> int | None:
-    """The row count of the feature store's node tensors (``group_name=None``), if it has any."""
-    rows = []
-    for attr in feature_store.get_all_tensor_attrs():
-        if attr.group_name is None:
-            size = feature_store.get_tensor_size(attr)
-            if size is not None:
-                rows.append(int(size[0]))
-    return max(rows) if rows else None
-
-
-def _share_memory(graph: "fastgl.CSCGraph") -> None:
+def _share_memory(graph) -> None:
     """Moves a CPU graph into shared memory: workers then read one copy instead of one each."""
-    for name in ("indptr", "indices", "eid", "weight"):
-        tensor = getattr(graph, name)
+    if isinstance(graph, fastgl.HeteroCSCGraph):
+        structures = [graph[etype] for etype in graph.edge_types]
+        tensors = [t for t in graph.combined if isinstance(t, Tensor)]
+    else:
+        structures, tensors = [graph], []
+    for structure in structures:
+        tensors += [getattr(structure, name) for name in ("indptr", "indices", "eid", "weight")]
+    for tensor in tensors:
         if tensor is not None and tensor.device.type == "cpu":
             tensor.share_memory_()
 
 
-def _fanouts(num_neighbors: NumNeighbors) -> list:
+def _fanouts(num_neighbors: NumNeighbors) -> list[int]:
     values = num_neighbors.values
     if isinstance(values, dict):
-        raise NotImplementedError(
-            "fastgl NeighborSampler: per-edge-type num_neighbors "
-            "(heterogeneous graphs) are not supported yet"
+        raise ValueError(
+            f"{_WHERE}: num_neighbors per edge type is for heterogeneous graphs; give a "
+            f"homogeneous graph one list"
         )
     return [int(v) for v in values]
