@@ -245,9 +245,10 @@ def test_bad_arguments_are_rejected():
         NeighborSampler([2]).sample(g, torch.tensor([1, 1]))
     with pytest.raises(RuntimeError, match="id 300 out of range"):
         NeighborSampler([2]).sample(g, torch.tensor([1, 300]))
-    hetero = dgl.heterograph({("a", "r", "b"): ([0], [0]), ("b", "s", "a"): ([0], [0])})
-    with pytest.raises(NotImplementedError, match="heterogeneous"):
-        NeighborSampler([2]).sample(hetero, {"a": torch.tensor([0])})
+    with pytest.raises(TypeError, match=r"fanouts\[1\] must be an int"):
+        NeighborSampler([2, 2.5])
+    with pytest.raises(ValueError, match="empty dict"):
+        NeighborSampler([2]).sample(g, {})
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
