@@ -27,9 +27,13 @@ def relation_keys(edge_types: list[EdgeType], backward: bool) -> dict[EdgeType, 
 
 
 def hetero_data_graph(
-    data: HeteroData, relation_of: dict[EdgeType, EdgeType], weight_attr: str | None
+    data: HeteroData,
+    relation_of: dict[EdgeType, EdgeType],
+    backward: bool,
+    weight_attr: str | None,
 ) -> tuple["fastgl.HeteroCSCGraph", dict[str, int]]:
-    """fastgl's graph of ``data`` (on the device of its edges) and its node counts per type.
+    """fastgl's graph of ``data`` (on the device of its edges; relations keyed by
+    ``relation_of``, edges flipped when sampling ``backward``) and its node counts per type.
     With ``weight_attr``, relations without that edge attribute draw uniformly (weight 1)."""
     node_types, edge_types = data.metadata()
     num_nodes = {}
@@ -51,7 +55,6 @@ def hetero_data_graph(
     edge_index_dict = {}
     for etype in edge_types:
         edge_index = _edge_index(data, etype)
-        backward = relation_of[etype] != etype
         edge_index_dict[relation_of[etype]] = edge_index.flip(0) if backward else edge_index
     weights = None
     if weight_attr is not None:
@@ -105,16 +108,18 @@ def hetero_output(
     sub: HeteroSampledSubgraph,
     seeds: dict[str, Tensor],
     relation_of: dict[EdgeType, EdgeType],
+    backward: bool,
     node_types: list[str],
 ) -> HeteroSamplerOutput:
     """``sub`` in PyG's ``HeteroSamplerOutput`` layout: per node type ``node`` (seeds first) and
     ``num_sampled_nodes``; per edge type (the caller's keys) ``row`` (local source), ``col``
-    (local destination), ``edge`` (edge id), ``num_sampled_edges``; disjoint: ``batch``, each
-    seed's position in ``seeds``' order (PyG's), whatever the graph's node type order."""
+    (local destination; sampled ``backward``, the relation's edges turned back), ``edge`` (edge
+    id), ``num_sampled_edges``; disjoint: ``batch``, each seed's position in ``seeds``' order
+    (PyG's), whatever the graph's node type order."""
     row, col, edge, num_sampled_edges = {}, {}, {}, {}
     for etype, relation in relation_of.items():
         src, dst = sub.row[relation], sub.col[relation]
-        row[etype], col[etype] = (dst, src) if relation != etype else (src, dst)
+        row[etype], col[etype] = (dst, src) if backward else (src, dst)
         edge[etype] = sub.eid[relation]
         num_sampled_edges[etype] = sub.num_sampled_edges[relation]
     return HeteroSamplerOutput(

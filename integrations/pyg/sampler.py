@@ -175,7 +175,9 @@ class NeighborSampler(PyGNeighborSampler):
         else:
             self.node_types, self.edge_types = data.metadata()
             self._relation_of = relation_keys(self.edge_types, backward)
-            self.graph, self.num_nodes = hetero_data_graph(data, self._relation_of, weight_attr)
+            self.graph, self.num_nodes = hetero_data_graph(
+                data, self._relation_of, backward, weight_attr
+            )
 
     @property
     def is_hetero(self) -> bool:
@@ -270,7 +272,8 @@ class NeighborSampler(PyGNeighborSampler):
                         f"{_WHERE}: the seeds of a batch must be distinct unless "
                         f"disjoint=True (node type {ntype!r} repeats one)"
                     )
-        return hetero_output(sub, seeds, self._relation_of, self.graph.node_types)
+        backward = self.sample_direction == "backward"
+        return hetero_output(sub, seeds, self._relation_of, backward, self.graph.node_types)
 
 
 def _data_type(data) -> DataType:
