@@ -189,6 +189,33 @@ def hop_key(key: int, hop: int) -> int:
     return derived - (1 << 64) if derived >= 1 << 63 else derived
 
 
+def tree_keys(where: str, seeds: Tensor, key_base: int) -> Tensor:
+    """Disjoint sampling's node keys for ``seeds`` (int64 ids below ``key_base``): seed ``i``
+    grows tree ``i``, and a node ``v`` of that tree has the key ``i * key_base + v``, the layout
+    of ``fastgl::sample_hops`` (so one ``id_map`` over keys keeps trees apart). A
+    ``ValueError`` starting with ``where`` when the keys would overflow int64.
+
+    Example:
+        >>> keys = tree_keys("example", torch.tensor([3, 3, 1]), 10)
+        >>> keys
+        tensor([ 3, 13, 21])
+        >>> split_tree_keys(keys, 10)
+        (tensor([0, 1, 2]), tensor([3, 3, 1]))
+    """
+    if seeds.numel() * key_base > 1 << 63:
+        raise ValueError(
+            f"{where}: {seeds.numel()} seeds with {key_base} nodes each overflow the int64 node "
+            "keys tree * num_nodes + node of disjoint sampling; sample fewer seeds at a time"
+        )
+    return torch.arange(seeds.numel(), device=seeds.device) * key_base + seeds
+
+
+def split_tree_keys(keys: Tensor, key_base: int) -> tuple[Tensor, Tensor]:
+    """``(tree, node)`` of every key of :func:`tree_keys`."""
+    tree = torch.div(keys, key_base, rounding_mode="floor")
+    return tree, keys - tree * key_base
+
+
 def _sample_batches(
     sampler: NeighborSampler,
     seed_batches: list[Tensor],

@@ -11,17 +11,28 @@ each transit's prefix end (``log2(max in-degree)`` tensor steps, the same on CPU
 compiled ``sample_ranges`` draws from the prefixes with sample_neighbors' per-pair draws; nodes
 are relabeled with the compiled Fused-Map (``id_map``) on the keys ``tree * num_nodes + node``,
 as the disjoint mode of :class:`~fastgl.sampling.NeighborSampler` does.
+
+:class:`TimeSortedRows` is that time-sorted view and its prefix search, shared with the temporal
+mode of :class:`~fastgl.sampling.HeteroNeighborSampler` (over its combined edge array).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import torch
 from torch import Tensor
 
 from fastgl.graph import CSCGraph, expand_ptr
+from fastgl.hetero import EdgeType, HeteroCSCGraph
 from fastgl.ops import id_map, sample_ranges
 
-from .neighbor import checked_fanouts, checked_seeds, draw_key, hop_key
+from .neighbor import (
+    checked_fanouts,
+    checked_seeds,
+    draw_key,
+    hop_key,
+    split_tree_keys,
+    tree_keys,
+)
 from .subgraph import SampledSubgraph
 
 STRATEGIES = ("uniform", "last")
@@ -87,27 +98,20 @@ class TemporalNeighborSampler:
                 f"{_WHERE}: give exactly one of node_time and edge_time (PyG's time_attr is a "
                 f"node or an edge attribute), got {given}"
             )
-        if strategy not in STRATEGIES:
-            raise ValueError(f"{_WHERE}: strategy must be 'uniform' or 'last', got {strategy!r}")
+        self.strategy = checked_strategy(_WHERE, strategy)
         if not isinstance(replace, bool):
             raise TypeError(f"{_WHERE}: replace must be a bool, got {type(replace).__name__}")
         if node_time is not None:
-            _check_times("node_time", node_time, graph.num_nodes, "nodes", graph.device)
+            check_times(_WHERE, "node_time", node_time, graph.num_nodes, "nodes", graph.device)
             slot_time = node_time[graph.indices.to(torch.int64)]
         else:
-            _check_times("edge_time", edge_time, graph.num_edges, "edges", graph.device)
+            check_times(_WHERE, "edge_time", edge_time, graph.num_edges, "edges", graph.device)
             slot_time = edge_time if graph.eid is None else edge_time[graph.eid]
         self.graph = graph
         self.node_time, self.edge_time = node_time, edge_time
-        self.strategy, self.replace = strategy, replace
-        order = _rows_sorted_by_time(graph, slot_time)
-        self._sources = graph.indices[order]
-        self._edge_ids = graph.edge_ids()[order]
-        self._slot_time = slot_time[order]
-        degrees = graph.in_degrees()
-        self._in_degrees = degrees
-        # A binary search over a row of d slots settles in d.bit_length() halvings.
-        self._search_steps = int(degrees.max()).bit_length() if degrees.numel() else 0
+        self.replace = replace
+        self._rows = TimeSortedRows(graph.indptr, graph.indices, graph.edge_ids(), slot_time)
+        self._in_degrees = graph.in_degrees()
 
     def sample(
         self,
@@ -134,32 +138,8 @@ class TemporalNeighborSampler:
                     "PyG's input_time); only node times give seeds a time of their own"
                 )
             return self.node_time[seeds]
-        _check_times("seed_time", seed_time, seeds.numel(), "seeds", self.graph.device)
+        check_times(_WHERE, "seed_time", seed_time, seeds.numel(), "seeds", self.graph.device)
         return seed_time
-
-    def _valid_ends(self, starts: Tensor, ends: Tensor, times: Tensor) -> Tensor:
-        """For rows ``[starts, ends)`` sorted by time: the end of each row's prefix of slots
-        whose time is ``<= times`` (a binary search, all rows at once)."""
-        low, high = starts, ends
-        last_slot = self._slot_time.numel() - 1
-        for _ in range(self._search_steps):
-            mid = (low + high) // 2
-            # Settled rows (low == high) may point one past the last slot: clamped, then ignored.
-            valid = self._slot_time[mid.clamp(max=last_slot)] <= times
-            searching = low < high
-            low = torch.where(searching & valid, mid + 1, low)
-            high = torch.where(searching & ~valid, mid, high)
-        return low
-
-    def _draw(self, starts: Tensor, valid_ends: Tensor, fanout: int, key: int):
-        """``(ptr, slots)``: each transit's draws from its valid prefix ``[starts, valid_ends)``."""
-        if self.strategy == "last" and fanout >= 0:
-            # The `fanout` most recent valid slots: the tail of the prefix, taken whole.
-            starts = torch.maximum(starts, valid_ends - fanout)
-            fanout = -1
-        fanouts = torch.full_like(starts, fanout)
-        replace = self.replace and self.strategy == "uniform"
-        return sample_ranges(starts, valid_ends, None, fanouts, replace, key)
 
     def __repr__(self) -> str:
         time = "node_time" if self.node_time is not None else "edge_time"
@@ -169,35 +149,185 @@ class TemporalNeighborSampler:
         )
 
 
-def _check_times(name: str, times, length: int, what: str, device: torch.device) -> None:
+class TimeSortedRows:
+    """The slots of a CSC (rows ``indptr[v] .. indptr[v+1] - 1``) reordered so that every row
+    ascends in time, ties in slot order: the neighbors valid for a time are then a prefix of
+    each row, found by :meth:`valid_ends` and drawn from by ``sample_ranges`` over the ranges of
+    :meth:`ranges`.
+
+    Built once per sampler (a stable sort by time, then by row); keeps the source, edge id and
+    time of every slot in the new order (24 bytes per edge with 8-byte times).
+
+    Args:
+        indptr: ``[R+1]`` row offsets; may have empty rows (the combined edge array of a
+            :class:`~fastgl.HeteroCSCGraph` does, between relations).
+        sources, edge_ids: ``[E]`` source and edge id of every slot.
+        slot_time: ``[E]`` time of every slot (its source's node time or its edge's time).
+
+    Example:
+        >>> indptr = torch.tensor([0, 3, 4])
+        >>> rows = TimeSortedRows(indptr, torch.tensor([7, 8, 9, 7]), torch.arange(4),
+        ...                       torch.tensor([5, 1, 3, 2]))
+        >>> rows.sources, rows.slot_time              # row 0 now ascends in time
+        (tensor([8, 9, 7, 7]), tensor([1, 3, 5, 2]))
+        >>> rows.valid_ends(indptr[:-1], indptr[1:], torch.tensor([3, 1]))
+        tensor([2, 3])
+    """
+
+    def __init__(self, indptr: Tensor, sources: Tensor, edge_ids: Tensor, slot_time: Tensor):
+        by_time = torch.sort(slot_time, stable=True).indices
+        rows = expand_ptr(indptr, slot_time.numel())
+        order = by_time[torch.sort(rows[by_time], stable=True).indices]
+        self.sources = sources[order]
+        self.edge_ids = edge_ids[order]
+        self.slot_time = slot_time[order]
+        lengths = indptr[1:] - indptr[:-1]
+        # A binary search over a row of d slots settles in d.bit_length() halvings.
+        self._search_steps = int(lengths.max()).bit_length() if lengths.numel() else 0
+
+    def valid_ends(self, starts: Tensor, ends: Tensor, times: Tensor) -> Tensor:
+        """For rows ``[starts, ends)``: the end of each row's prefix of slots whose time is
+        ``<= times`` (one time per row; a binary search, all rows at once, in
+        ``log2(longest row)`` tensor steps, the same on CPU and GPU)."""
+        low, high = starts, ends
+        last_slot = self.slot_time.numel() - 1
+        for _ in range(self._search_steps):
+            mid = (low + high) // 2
+            # Settled rows (low == high) may point one past the last slot: clamped, then ignored.
+            valid = self.slot_time[mid.clamp(max=last_slot)] <= times
+            searching = low < high
+            low = torch.where(searching & valid, mid + 1, low)
+            high = torch.where(searching & ~valid, mid, high)
+        return low
+
+    def ranges(
+        self,
+        starts: Tensor,
+        ends: Tensor,
+        fanouts: Tensor,
+        times: Tensor,
+        strategy: str,
+        timed: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(starts, ends, fanouts)`` for ``sample_ranges``: each row ``[starts, ends)`` cut to
+        its prefix valid at ``times``; ``"last"``: to the ``fanout`` most recent slots of that
+        prefix, taken whole (fanout ``-1``). ``timed`` (bool per row) leaves the rows where it
+        is ``False`` as they are (no time constraint, drawn uniformly whatever the strategy)."""
+        valid_ends = self.valid_ends(starts, ends, times)
+        if timed is not None:
+            valid_ends = torch.where(timed, valid_ends, ends)
+        if strategy == "last":
+            latest = fanouts >= 0 if timed is None else timed & (fanouts >= 0)
+            starts = torch.where(latest, torch.maximum(starts, valid_ends - fanouts), starts)
+            fanouts = torch.where(latest, -1, fanouts)
+        return starts, valid_ends, fanouts
+
+
+def checked_strategy(where: str, strategy) -> str:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"{where}: strategy must be 'uniform' or 'last', got {strategy!r}")
+    return strategy
+
+
+def check_times(where: str, name: str, times, length: int, what: str, device: torch.device):
     """``times`` is a 1-D real tensor of ``length`` entries (one per ``what``) on ``device``,
     without NaN (a NaN time is neither before nor after anything)."""
     if not isinstance(times, Tensor):
-        raise TypeError(f"{_WHERE}: {name} must be a tensor, got {type(times).__name__}")
+        raise TypeError(f"{where}: {name} must be a tensor, got {type(times).__name__}")
     if times.dim() != 1 or times.dtype == torch.bool or times.is_complex():
         raise ValueError(
-            f"{_WHERE}: {name} must be a 1-D tensor of real numbers (integers or floats), got "
+            f"{where}: {name} must be a 1-D tensor of real numbers (integers or floats), got "
             f"{times.dtype} of shape {tuple(times.shape)}"
         )
     if times.numel() != length:
         raise ValueError(
-            f"{_WHERE}: {name} has {times.numel()} entries but there are {length} {what}"
+            f"{where}: {name} has {times.numel()} entries but there are {length} {what}"
         )
     if times.device != device:
         raise ValueError(
-            f"{_WHERE}: {name} is on {times.device} but the graph is on {device}; "
+            f"{where}: {name} is on {times.device} but the graph is on {device}; "
             f"move it with {name}.to(graph.device)"
         )
     if times.is_floating_point() and bool(times.isnan().any()):
-        raise ValueError(f"{_WHERE}: {name} has a NaN entry; times must be comparable")
+        raise ValueError(f"{where}: {name} has a NaN entry; times must be comparable")
 
 
-def _rows_sorted_by_time(graph: CSCGraph, slot_time: Tensor) -> Tensor:
-    """The CSC slots reordered so that each row's in-edges ascend in time, ties in slot order
-    (the user's edge order): a stable sort by time, then a stable sort by row."""
-    by_time = torch.sort(slot_time, stable=True).indices
-    rows = expand_ptr(graph.indptr, graph.num_edges)
-    return by_time[torch.sort(rows[by_time], stable=True).indices]
+def check_time_dict(
+    where: str,
+    name: str,
+    times,
+    lengths: Mapping,
+    what: str,
+    device: torch.device,
+) -> dict:
+    """``times`` as a dict: keys among ``lengths``' (node types or relations), every value
+    checked by :func:`check_times` against its key's length (``what`` counts it)."""
+    if not isinstance(times, Mapping):
+        raise TypeError(
+            f"{where}: {name} must be a dict of tensors (one per type), got {type(times).__name__}"
+        )
+    unknown = [key for key in times if key not in lengths]
+    if unknown:
+        raise ValueError(
+            f"{where}: {name} has keys {unknown} that the graph lacks (it has {list(lengths)})"
+        )
+    for key, value in times.items():
+        check_times(where, f"{name}[{key!r}]", value, lengths[key], what, device)
+    return dict(times)
+
+
+def common_time_dtype(times: Iterable[Tensor]) -> torch.dtype:
+    """One dtype for times of several tensors: int64 when all are integers (exact), else
+    float64 (torch's own promotion would take float32 for int64 and float32 times)."""
+    floating = any(t.is_floating_point() for t in times)
+    return torch.float64 if floating else torch.int64
+
+
+def hetero_time_sorted_rows(
+    where: str,
+    graph: HeteroCSCGraph,
+    node_time: Mapping[str, Tensor] | None,
+    edge_time: Mapping[EdgeType, Tensor] | None,
+) -> tuple[TimeSortedRows, Tensor]:
+    """The time-sorted view of a heterogeneous graph's combined edge array (every relation's
+    rows sorted by time, in place of the combined ``indices`` and ``eid``) and ``[R]`` bool:
+    which relations have times. With node times (per node type, any subset of the types) a
+    relation has times when its source type does; with edge times (per relation, in the order
+    of the relation's ``edge_index``), when it has an entry. Times of several dtypes are kept in
+    one (:func:`common_time_dtype`)."""
+    if node_time is not None and edge_time is not None:
+        raise ValueError(
+            f"{where}: give node_time or edge_time, not both (PyG's time_attr is a node or an "
+            "edge attribute)"
+        )
+    combined, device = graph.combined, graph.device
+    if node_time is not None:
+        times = check_time_dict(where, "node_time", node_time, graph.num_nodes, "nodes", device)
+        dtype = common_time_dtype(times.values())
+        per_type = [
+            times[t].to(dtype) if t in times else torch.zeros(n, dtype=dtype, device=device)
+            for t, n in graph.num_nodes.items()
+        ]
+        slot_time = _cat(per_type, dtype, device)[combined.indices]
+        timed = [s in times for s, _, _ in graph.edge_types]
+    else:
+        times = check_time_dict(where, "edge_time", edge_time, graph.num_edges, "edges", device)
+        dtype = common_time_dtype(times.values())
+        bounds = combined.edge_offsets.tolist()
+        per_relation = [
+            times[e].to(dtype)[combined.eid[a:b]]
+            if e in times
+            else torch.zeros(b - a, dtype=dtype, device=device)
+            for e, a, b in zip(graph.edge_types, bounds, bounds[1:])
+        ]
+        slot_time = _cat(per_relation, dtype, device)
+        timed = [e in times for e in graph.edge_types]
+    rows = TimeSortedRows(combined.indptr, combined.indices, combined.eid, slot_time)
+    return rows, torch.tensor(timed, dtype=torch.bool, device=device)
+
+
+def _cat(tensors: list[Tensor], dtype: torch.dtype, device: torch.device) -> Tensor:
+    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=dtype, device=device)
 
 
 def _sample_temporal(
@@ -207,39 +337,37 @@ def _sample_temporal(
     docs/contracts.md: the seeds, then the nodes new at each hop in first-occurrence order (per
     tree: a node's key is ``tree * num_nodes + node``), edges grouped by hop and, within a hop,
     by target in frontier order."""
-    graph, device = sampler.graph, sampler.graph.device
+    graph, device, rows = sampler.graph, sampler.graph.device, sampler._rows
     num_nodes, num_trees = max(graph.num_nodes, 1), seeds.numel()
-    if num_trees > (2**63 - 1) // num_nodes:
-        raise ValueError(
-            f"{_WHERE}: {num_trees} seeds on {num_nodes} nodes overflow the int64 node keys "
-            "tree * num_nodes + node; sample fewer seeds at a time"
-        )
-    keys = torch.arange(num_trees, device=device) * num_nodes + seeds
+    keys = tree_keys(_WHERE, seeds, num_nodes)
     num_sampled_nodes, num_sampled_edges = [num_trees], []
-    rows, cols, eids = [], [], []
+    row_parts, cols, eids = [], [], []
     frontier_begin = 0
     for hop, fanout in enumerate(sampler.fanouts):
-        frontier = keys[frontier_begin:]
-        tree = torch.div(frontier, num_nodes, rounding_mode="floor")
-        node = frontier - tree * num_nodes
-        starts, ends = graph.indptr[node], graph.indptr[node + 1]
-        valid_ends = sampler._valid_ends(starts, ends, seed_time[tree])
-        ptr, slots = sampler._draw(starts, valid_ends, fanout, hop_key(key, hop))
+        tree, node = split_tree_keys(keys[frontier_begin:], num_nodes)
+        starts, ends, fanouts = rows.ranges(
+            graph.indptr[node],
+            graph.indptr[node + 1],
+            torch.full_like(node, fanout),
+            seed_time[tree],
+            sampler.strategy,
+        )
+        # 'last' leaves fanouts of -1 alone (whole ranges): replace matters to 'uniform' only.
+        ptr, slots = sample_ranges(starts, ends, None, fanouts, sampler.replace, hop_key(key, hop))
         pair = expand_ptr(ptr, slots.numel())
-        sources = sampler._sources[slots].to(torch.int64)
+        sources = rows.sources[slots].to(torch.int64)
         unique, local = id_map(keys, tree[pair] * num_nodes + sources)
-        rows.append(local)
+        row_parts.append(local)
         cols.append(pair + frontier_begin)
-        eids.append(sampler._edge_ids[slots])
+        eids.append(rows.edge_ids[slots])
         num_sampled_edges.append(slots.numel())
         num_sampled_nodes.append(unique.numel() - keys.numel())
         frontier_begin, keys = keys.numel(), unique
-    batch = torch.div(keys, num_nodes, rounding_mode="floor")
-    nodes = keys - batch * num_nodes
+    batch, nodes = split_tree_keys(keys, num_nodes)
     empty = torch.empty(0, dtype=torch.int64, device=device)
     return SampledSubgraph(
         nodes=nodes,
-        row=torch.cat(rows) if rows else empty,
+        row=torch.cat(row_parts) if row_parts else empty,
         col=torch.cat(cols) if cols else empty,
         eid=torch.cat(eids) if eids else empty,
         num_sampled_nodes=num_sampled_nodes,
