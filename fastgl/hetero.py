@@ -6,6 +6,7 @@ type (``0 .. num_nodes[t] - 1``), edge ids within their relation (a column of it
 ``edge_index``).
 """
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import torch
@@ -271,6 +272,29 @@ class HeteroCSCGraph:
         return (
             f"HeteroCSCGraph(num_nodes={self.num_nodes}, num_edges={{{edges}}}, "
             f"device={self.device})"
+        )
+
+
+def check_type_dict(where: str, name: str, value, known, kind: str, values: str) -> None:
+    """``value`` is a dict keyed by types among ``known`` (a graph's ``node_types`` or
+    ``edge_types``; ``kind`` is ``"node"`` or ``"edge"``), mapping them to ``values`` (named in
+    the message): a ``TypeError`` or ``ValueError`` starting with ``where`` otherwise.
+
+    Example:
+        >>> check_type_dict("example", "seeds", {"book": 0}, ["paper"], "node", "ids")
+        Traceback (most recent call last):
+        ...
+        ValueError: example: seeds has node types ['book'] that the graph lacks (node types: ...)
+    """
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{where}: {name} must be a dict {{{kind}_type: {values}}}, got {type(value).__name__}"
+        )
+    unknown = [key for key in value if key not in known]
+    if unknown:
+        raise ValueError(
+            f"{where}: {name} has {kind} types {unknown} that the graph lacks "
+            f"({kind} types: {list(known)})"
         )
 
 

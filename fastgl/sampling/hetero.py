@@ -4,6 +4,11 @@ Every hop is one compiled draw for all relations (``fastgl::sample_ranges`` over
 combined edge array: each (relation, transit) pair is a slot range with its own fanout) and one
 Fused-Map relabel (``fastgl::id_map``) over global node ids, whatever the number of node and
 edge types.
+
+Temporal sampling (PyG's ``NeighborLoader(time_attr=...)`` on ``HeteroData``) is the same draw
+over a time-sorted view of the combined edge array (``temporal.TimeSortedRows``, shared with
+:class:`~fastgl.TemporalNeighborSampler`): each pair's range is cut to its prefix valid at the
+time of the pair's tree.
 """
 
 from collections.abc import Mapping, Sequence
@@ -15,10 +20,16 @@ import torch
 from torch import Tensor
 
 from fastgl.graph import Block, check_ids, expand_ptr, sorted_target_offsets
-from fastgl.hetero import EdgeType, HeteroCSCGraph
+from fastgl.hetero import EdgeType, HeteroCSCGraph, check_type_dict
 from fastgl.ops import id_map, sample_ranges
 
-from .neighbor import checked_fanouts, draw_key, hop_key
+from .neighbor import checked_fanouts, draw_key, hop_key, split_tree_keys, tree_keys
+from .temporal import (
+    check_times,
+    checked_strategy,
+    common_time_dtype,
+    hetero_time_sorted_rows,
+)
 
 _WHERE = "hetero_neighbor_sample"
 
@@ -197,6 +208,23 @@ class HeteroNeighborSampler:
             belongs to.
         layerwise: every node so far draws at every hop (DGL's semantics: a layer's
             destinations per type are the prefix of its sources).
+        node_time: temporal sampling by node times: ``{node_type: [num_nodes] times}`` for any
+            subset of the node types. A tree draws a neighbor of a timed type only if its time
+            ``node_time[type][neighbor]`` is at most the tree's seed time; neighbors of untimed
+            types are not constrained (as in PyG).
+        edge_time: temporal sampling by edge times: ``{edge_type: [num_edges] times}`` (in the
+            order of the relation's ``edge_index``) for any subset of the relations; a tree
+            draws an edge of a timed relation only if ``edge_time[relation][edge]`` is at most
+            its seed time. Give ``node_time`` or ``edge_time``, not both.
+        strategy: temporal sampling's draw along a timed relation: ``"uniform"`` among the
+            valid neighbors (with or without replacement), ``"last"`` the ``fanout`` most
+            recent valid ones (ties in time by edge order: the later edge is the more recent).
+            Untimed relations draw uniformly either way (as in PyG).
+
+    Temporal sampling is always disjoint (as in PyG; ``disjoint`` is then ``True`` whatever
+    was given) and unweighted; every tree has the time of its seed (:meth:`sample`'s
+    ``seed_time``). Times are any real dtype (NaN is refused); the sampler keeps the combined
+    edge array sorted by time within every row (24 bytes per edge), built once here.
 
     Example:
         >>> import fastgl
@@ -234,6 +262,19 @@ class HeteroNeighborSampler:
         >>> sub = sampler.sample({"paper": torch.tensor([0, 1])}, torch.Generator().manual_seed(0))
         >>> sub.num_sampled_edges
         {('author', 'writes', 'paper'): [2], ('paper', 'cites', 'paper'): [0]}
+
+        Temporal sampling: one tree per seed, none reaching into its seed's future. Paper 0
+        seeds two trees, at times 1 and 4; authors 0, 1, 2 are of times 3, 1, 2:
+
+        >>> node_time = {"author": torch.tensor([3, 1, 2]), "paper": torch.tensor([0, 9])}
+        >>> sampler = HeteroNeighborSampler(graph, [-1], node_time=node_time)
+        >>> sub = sampler.sample(
+        ...     {"paper": torch.tensor([0, 0])}, seed_time={"paper": torch.tensor([1, 4])}
+        ... )
+        >>> sub.nodes["author"], sub.batch["author"]   # oldest first within each tree
+        (tensor([1, 1, 0]), tensor([0, 1, 1]))
+        >>> sub.num_sampled_edges[("paper", "cites", "paper")]   # paper 1 (time 9): too new
+        [0]
     """
 
     def __init__(
@@ -244,6 +285,10 @@ class HeteroNeighborSampler:
         weighted: bool = False,
         disjoint: bool = False,
         layerwise: bool = False,
+        *,
+        node_time: Mapping[str, Tensor] | None = None,
+        edge_time: Mapping[EdgeType, Tensor] | None = None,
+        strategy: str = "uniform",
     ) -> None:
         if not isinstance(graph, HeteroCSCGraph):
             raise TypeError(f"{_WHERE}: graph must be a HeteroCSCGraph, got {type(graph).__name__}")
@@ -257,8 +302,23 @@ class HeteroNeighborSampler:
         self.graph = graph
         self.replace = replace
         self.weighted = weighted
-        self.disjoint = disjoint
         self.layerwise = layerwise
+        self.strategy = checked_strategy(_WHERE, strategy)
+        self._time_rows = self._timed = None  # the time-sorted view; relations with times
+        if node_time is not None or edge_time is not None:
+            if weighted:
+                raise ValueError(
+                    f"{_WHERE}: weighted=True does not go with node_time or edge_time (temporal "
+                    "draws are 'uniform' or 'last', as in PyG)"
+                )
+            self._time_rows, self._timed = hetero_time_sorted_rows(
+                _WHERE, graph, node_time, edge_time
+            )
+        elif strategy != "uniform":
+            raise ValueError(f"{_WHERE}: strategy={strategy!r} needs node_time or edge_time")
+        self.node_time = None if node_time is None else dict(node_time)
+        self.edge_time = None if edge_time is None else dict(edge_time)
+        self.disjoint = disjoint or self.temporal
         # [L, R]: a pair's fanout is one gather by its relation.
         table = [[f[hop] for f in self.fanouts.values()] for hop in range(self.num_hops)]
         self._fanout_table = torch.tensor(table, dtype=torch.int64, device=graph.device).reshape(
@@ -268,24 +328,47 @@ class HeteroNeighborSampler:
         self._key_base = max(sum(graph.num_nodes.values()), 1)
         self._type_offsets = graph.node_offsets.tolist()  # read once, not per batch
 
+    @property
+    def temporal(self) -> bool:
+        """Whether the sampler respects times (``node_time`` or ``edge_time`` was given)."""
+        return self.node_time is not None or self.edge_time is not None
+
     def sample(
-        self, seeds: Mapping[str, Tensor], generator: torch.Generator | None = None
+        self,
+        seeds: Mapping[str, Tensor],
+        generator: torch.Generator | None = None,
+        *,
+        seed_time: Mapping[str, Tensor] | None = None,
     ) -> HeteroSampledSubgraph:
         """Samples one mini-batch around ``seeds``: a dict ``{node_type: 1-D int tensor of ids
-        of that type}`` (types left out, or given empty tensors, have no seeds)."""
-        return self._sample(seeds, draw_key(generator, self.graph.device))
+        of that type}`` (types left out, or given empty tensors, have no seeds).
 
-    def _sample(self, seeds: Mapping[str, Tensor], key: int) -> HeteroSampledSubgraph:
+        ``seed_time`` (temporal sampling only): ``{node_type: one time per seed of that type}``
+        (PyG's ``input_time``); a seed type left out takes its seeds' own ``node_time``
+        (required with ``edge_time``, and for seed types without node times). ``generator``
+        (on the graph's device type; default: torch's) gives the Philox key: the same state
+        gives the same sample, on CPU and GPU alike for the same key."""
+        return self._sample(seeds, draw_key(generator, self.graph.device, _WHERE), seed_time)
+
+    def _sample(
+        self,
+        seeds: Mapping[str, Tensor],
+        key: int,
+        seed_time: Mapping[str, Tensor] | None = None,
+    ) -> HeteroSampledSubgraph:
         """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with)."""
         seed_ids, seeds_per_type = self._checked_seeds(seeds)
+        tree_time = self._tree_times(seeds, seed_time)
         keys = seed_ids
         if self.disjoint:  # every seed its own tree, repeats included
-            keys = torch.arange(keys.numel(), device=keys.device) * self._key_base + keys
+            keys = tree_keys(_WHERE, seed_ids, self._key_base)
         keys, seed_local = id_map(keys.new_empty(0), keys)
         hop_ends, hops = [keys.numel()], []
         for hop in range(self.num_hops):
             begin = 0 if self.layerwise or hop == 0 else hop_ends[hop - 1]
-            rel, transit, eid, neighbor_keys = self._draw_hop(keys[begin:], hop, hop_key(key, hop))
+            rel, transit, eid, neighbor_keys = self._draw_hop(
+                keys[begin:], hop, hop_key(key, hop), tree_time
+            )
             keys, local = id_map(keys, neighbor_keys)
             hops.append((rel, local, begin + transit, eid))
             hop_ends.append(keys.numel())
@@ -294,16 +377,7 @@ class HeteroNeighborSampler:
     def _checked_seeds(self, seeds: Mapping[str, Tensor]) -> tuple[Tensor, list[int]]:
         """The seeds as global ids, node types in the graph's order, and their count per type."""
         graph = self.graph
-        if not isinstance(seeds, Mapping):
-            raise TypeError(
-                f"{_WHERE}: seeds must be a dict {{node_type: ids}}, got {type(seeds).__name__}"
-            )
-        unknown = [t for t in seeds if t not in graph.num_nodes]
-        if unknown:
-            raise ValueError(
-                f"{_WHERE}: seeds has node types {unknown} that the graph lacks "
-                f"(node types: {graph.node_types})"
-            )
+        check_type_dict(_WHERE, "seeds", seeds, graph.num_nodes, "node", "ids")
         parts, counts = [], []
         for ntype, offset in zip(graph.node_types, self._type_offsets):
             ids = seeds.get(ntype)
@@ -315,13 +389,51 @@ class HeteroNeighborSampler:
             counts.append(ids.numel())
         if not parts:
             return torch.zeros(0, dtype=torch.int64, device=graph.device), counts
-        seed_ids = torch.cat(parts)
-        if self.disjoint and seed_ids.numel() * self._key_base >= 1 << 63:
-            raise ValueError(
-                f"{_WHERE}: disjoint sampling of {seed_ids.numel()} seeds on "
-                f"{self._key_base} nodes overflows int64 node keys"
+        return torch.cat(parts), counts
+
+    def _tree_times(
+        self, seeds: Mapping[str, Tensor], seed_time: Mapping[str, Tensor] | None
+    ) -> Tensor | None:
+        """Temporal sampling: the time of every tree (seeds of the node types in the graph's
+        order), from ``seed_time`` or the seeds' node times; ``None`` otherwise. ``seeds`` are
+        checked."""
+        if not self.temporal:
+            if seed_time is not None:
+                raise ValueError(
+                    f"{_WHERE}: seed_time is for temporal sampling; the sampler has neither "
+                    "node_time nor edge_time"
+                )
+            return None
+        graph, seed_time = self.graph, {} if seed_time is None else seed_time
+        check_type_dict(_WHERE, "seed_time", seed_time, graph.num_nodes, "node", "times")
+        parts = []
+        for ntype in graph.node_types:
+            ids = seeds.get(ntype)
+            count = 0 if ids is None else ids.numel()
+            if ntype in seed_time:
+                name, what = f"seed_time[{ntype!r}]", f"seeds of type {ntype!r}"
+                check_times(_WHERE, name, seed_time[ntype], count, what, graph.device)
+                parts.append(seed_time[ntype])
+            elif count:
+                parts.append(self._own_times(ntype, ids))
+        dtype = common_time_dtype(parts)
+        if not parts:
+            return torch.zeros(0, dtype=dtype, device=graph.device)
+        return torch.cat([p.to(dtype) for p in parts])
+
+    def _own_times(self, ntype: str, ids: Tensor) -> Tensor:
+        """The node times of seeds ``ids`` of type ``ntype``, which has no ``seed_time``."""
+        if self.node_time is None or ntype not in self.node_time:
+            why = (
+                "edge times give seeds no time of their own"
+                if self.node_time is None
+                else f"node type {ntype!r} has no node_time"
             )
-        return seed_ids, counts
+            raise ValueError(
+                f"{_WHERE}: seeds of type {ntype!r} need seed_time[{ntype!r}] (one time per "
+                f"seed, PyG's input_time): {why}"
+            )
+        return self.node_time[ntype][ids.to(torch.int64)]
 
     def _check_seed_tensor(self, ntype: str, ids: Tensor) -> None:
         what, device = f"seeds[{ntype!r}]", self.graph.device
@@ -340,30 +452,36 @@ class HeteroNeighborSampler:
         check_ids(_WHERE, what, ids, self.graph.num_nodes[ntype], f"'{ntype}'")
 
     def _draw_hop(
-        self, transit_keys: Tensor, hop: int, seed: int
+        self, transit_keys: Tensor, hop: int, seed: int, tree_time: Tensor | None
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """One compiled draw for every (relation, transit) pair of the hop. Returns, per drawn
         edge, its relation, its transit (position in ``transit_keys``), its edge id within the
         relation and the key of its source (the global id, plus the transit's tree when
-        disjoint)."""
+        disjoint). Temporal: each pair draws from its range's prefix valid at ``tree_time`` of
+        its tree, in the time-sorted view."""
         graph, combined = self.graph, self.graph.combined
-        ids = transit_keys % self._key_base if self.disjoint else transit_keys
+        tree, ids = None, transit_keys
+        if self.disjoint:
+            tree, ids = split_tree_keys(transit_keys, self._key_base)
         rel, transit = self._pairs(_type_of(ids, graph.node_offsets), hop)
         dst_type = combined.dst_type[rel]
         row = combined.indptr_start[rel] + ids[transit] - graph.node_offsets[dst_type]
-        ptr, slots = sample_ranges(
-            combined.indptr[row],
-            combined.indptr[row + 1],
-            combined.weight if self.weighted else None,
-            self._fanout_table[hop, rel],
-            self.replace,
-            seed,
-        )
+        starts, ends = combined.indptr[row], combined.indptr[row + 1]
+        fanouts = self._fanout_table[hop, rel]
+        sources, edge_ids = combined.indices, combined.eid
+        if self._time_rows is not None:  # cut every range to its tree's valid prefix
+            rows, times = self._time_rows, tree_time[tree[transit]]
+            starts, ends, fanouts = rows.ranges(
+                starts, ends, fanouts, times, self.strategy, self._timed[rel]
+            )
+            sources, edge_ids = rows.sources, rows.edge_ids
+        weight = combined.weight if self.weighted else None
+        ptr, slots = sample_ranges(starts, ends, weight, fanouts, self.replace, seed)
         pair = expand_ptr(ptr, slots.numel())
-        neighbor_keys = combined.indices[slots]
+        neighbor_keys = sources[slots]
         if self.disjoint:  # a neighbor joins its transit's tree
             neighbor_keys = neighbor_keys + (transit_keys - ids)[transit[pair]]
-        return rel[pair], transit[pair], combined.eid[slots], neighbor_keys
+        return rel[pair], transit[pair], edge_ids[slots], neighbor_keys
 
     def _pairs(self, transit_type: Tensor, hop: int) -> tuple[Tensor, Tensor]:
         """``(relation, transit)`` of every pair that draws at ``hop``: relation-major (the
@@ -394,7 +512,7 @@ class HeteroNeighborSampler:
         and relation; a node's local id is its rank within its type (a stable sort by type
         keeps every type's seeds-then-hops, first-occurrence order)."""
         graph, device = self.graph, keys.device
-        ids = keys % self._key_base if self.disjoint else keys
+        trees, ids = split_tree_keys(keys, self._key_base) if self.disjoint else (None, keys)
         node_type = _type_of(ids, graph.node_offsets)
         node_hop = _group_index(_diffs(hop_ends), device)
         node_counts = _counts(node_type, node_hop, len(graph.node_types), len(hop_ends))
@@ -423,11 +541,7 @@ class HeteroNeighborSampler:
             num_sampled_edges=dict(zip(graph.edge_types, edge_counts)),
             seed_index=dict(zip(types, local[seed_local].split(seeds_per_type))),
             in_degrees=self._in_degrees(nodes_of),
-            batch=(
-                dict(zip(types, (keys // self._key_base)[by_type].split(per_type)))
-                if self.disjoint
-                else None
-            ),
+            batch=(dict(zip(types, trees[by_type].split(per_type))) if self.disjoint else None),
             layerwise=self.layerwise,
         )
 
@@ -450,9 +564,14 @@ def hetero_neighbor_sample(
     generator: torch.Generator | None = None,
     disjoint: bool = False,
     layerwise: bool = False,
+    *,
+    node_time: Mapping[str, Tensor] | None = None,
+    edge_time: Mapping[EdgeType, Tensor] | None = None,
+    strategy: str = "uniform",
+    seed_time: Mapping[str, Tensor] | None = None,
 ) -> HeteroSampledSubgraph:
-    """Samples a multi-hop heterogeneous neighborhood of ``seeds``; see
-    :class:`HeteroNeighborSampler`.
+    """Samples a multi-hop heterogeneous neighborhood of ``seeds``, temporal when given
+    ``node_time`` or ``edge_time``; see :class:`HeteroNeighborSampler`.
 
     Example:
         >>> import fastgl
@@ -464,8 +583,18 @@ def hetero_neighbor_sample(
         >>> sub.num_sampled_nodes, sub.num_sampled_edges
         ({'paper': [1, 1]}, {('paper', 'cites', 'paper'): [1]})
     """
-    sampler = HeteroNeighborSampler(graph, fanouts, replace, weighted, disjoint, layerwise)
-    return sampler.sample(seeds, generator)
+    sampler = HeteroNeighborSampler(
+        graph,
+        fanouts,
+        replace,
+        weighted,
+        disjoint,
+        layerwise,
+        node_time=node_time,
+        edge_time=edge_time,
+        strategy=strategy,
+    )
+    return sampler.sample(seeds, generator, seed_time=seed_time)
 
 
 def _fanouts_per_relation(
@@ -476,12 +605,7 @@ def _fanouts_per_relation(
     if not isinstance(fanouts, Mapping):
         shared = checked_fanouts(_WHERE, fanouts)
         return {etype: shared for etype in graph.edge_types}, len(shared)
-    unknown = [etype for etype in fanouts if etype not in graph.edge_types]
-    if unknown:
-        raise ValueError(
-            f"{_WHERE}: fanouts has edge types {unknown} that the graph lacks "
-            f"(edge types: {graph.edge_types})"
-        )
+    check_type_dict(_WHERE, "fanouts", fanouts, graph.edge_types, "edge", "fanouts")
     missing = [etype for etype in graph.edge_types if etype not in fanouts]
     if missing:
         raise ValueError(

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from fastgl.graph import CSCGraph, expand_ptr
-from fastgl.hetero import EdgeType, HeteroCSCGraph
+from fastgl.hetero import EdgeType, HeteroCSCGraph, check_type_dict
 from fastgl.ops import id_map, sample_ranges
 
 from .neighbor import (
@@ -253,24 +253,13 @@ def check_times(where: str, name: str, times, length: int, what: str, device: to
 
 
 def check_time_dict(
-    where: str,
-    name: str,
-    times,
-    lengths: Mapping,
-    what: str,
-    device: torch.device,
+    where: str, name: str, times, lengths: Mapping, kind: str, device: torch.device
 ) -> dict:
-    """``times`` as a dict: keys among ``lengths``' (node types or relations), every value
-    checked by :func:`check_times` against its key's length (``what`` counts it)."""
-    if not isinstance(times, Mapping):
-        raise TypeError(
-            f"{where}: {name} must be a dict of tensors (one per type), got {type(times).__name__}"
-        )
-    unknown = [key for key in times if key not in lengths]
-    if unknown:
-        raise ValueError(
-            f"{where}: {name} has keys {unknown} that the graph lacks (it has {list(lengths)})"
-        )
+    """``times`` as a dict keyed by ``kind`` types (``"node"`` or ``"edge"``) among
+    ``lengths``' (node types or relations: their numbers of nodes or edges), every value
+    checked by :func:`check_times` against its key's length."""
+    check_type_dict(where, name, times, lengths, kind, "times")
+    what = "nodes" if kind == "node" else "edges"
     for key, value in times.items():
         check_times(where, f"{name}[{key!r}]", value, lengths[key], what, device)
     return dict(times)
@@ -302,7 +291,7 @@ def hetero_time_sorted_rows(
         )
     combined, device = graph.combined, graph.device
     if node_time is not None:
-        times = check_time_dict(where, "node_time", node_time, graph.num_nodes, "nodes", device)
+        times = check_time_dict(where, "node_time", node_time, graph.num_nodes, "node", device)
         dtype = common_time_dtype(times.values())
         per_type = [
             times[t].to(dtype) if t in times else torch.zeros(n, dtype=dtype, device=device)
@@ -311,7 +300,7 @@ def hetero_time_sorted_rows(
         slot_time = _cat(per_type, dtype, device)[combined.indices]
         timed = [s in times for s, _, _ in graph.edge_types]
     else:
-        times = check_time_dict(where, "edge_time", edge_time, graph.num_edges, "edges", device)
+        times = check_time_dict(where, "edge_time", edge_time, graph.num_edges, "edge", device)
         dtype = common_time_dtype(times.values())
         bounds = combined.edge_offsets.tolist()
         per_relation = [

@@ -1,4 +1,5 @@
-"""HeteroNeighborSampler on the GPU against the CPU: the same sample, draw for draw.
+"""HeteroNeighborSampler on the GPU against the CPU (temporal sampling too): the same sample,
+draw for draw.
 
 Every draw is a pure function of (key, pair, draw index) (docs/contracts.md, "Randomness") and
 the sampler's pairs, relabeling and layout are built the same way on both devices, so for one
@@ -120,6 +121,39 @@ def test_hetero_sampler_cuda_equals_cpu(dtype, options):
             expected = cpu_sampler._sample(seeds, key)
             got = gpu_sampler._sample({t: s.cuda() for t, s in seeds.items()}, key)
             _assert_same(got, expected)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+@pytest.mark.parametrize("kind", ["node", "edge"])
+@pytest.mark.parametrize("replace", [False, True])
+def test_temporal_hetero_sampler_cuda_equals_cpu(kind, strategy, replace):
+    """Temporal sampling on the GPU: the same time-sorted view (stable sorts), prefix search
+    and draws as on the CPU, so the same sample for one Philox key. Venues (node times) and
+    AT (edge times) are untimed: drawn uniformly, as PyG does."""
+    cpu, gpu = _graphs(torch.int64, None)
+    g = _gen(7)
+    if kind == "node":
+        option = "node_time"
+        times = {"author": torch.randint(0, 500, (3000,), generator=g)}
+        times["paper"] = torch.rand(2000, generator=g, dtype=torch.float64) * 500
+    else:
+        option = "edge_time"
+        times = {WRITES: torch.randint(0, 500, (cpu.num_edges[WRITES],), generator=g)}
+        times[CITES] = torch.randint(0, 500, (cpu.num_edges[CITES],), generator=g)
+    seeds = _seeds()
+    seed_time = {t: torch.randint(0, 500, (s.numel(),), generator=g) for t, s in seeds.items()}
+    fanouts = {WRITES: [10, 3], CITES: [15, 4], AT: [2, 0], NONE: [5, 5]}
+    options = dict(replace=replace, strategy=strategy)
+    cpu_sampler = HeteroNeighborSampler(cpu, fanouts, **options, **{option: times})
+    cuda_times = {k: v.cuda() for k, v in times.items()}
+    gpu_sampler = HeteroNeighborSampler(gpu, fanouts, **options, **{option: cuda_times})
+    cuda_seeds = {t: s.cuda() for t, s in seeds.items()}
+    cuda_seed_time = {t: s.cuda() for t, s in seed_time.items()}
+    for key in (0, 12345, (1 << 62) - 1):
+        expected = cpu_sampler._sample(seeds, key, seed_time)
+        got = gpu_sampler._sample(cuda_seeds, key, cuda_seed_time)
+        _assert_same(got, expected)
+        assert sum(sum(c) for c in expected.num_sampled_edges.values()) > 0
 
 
 def test_graph_to_cuda_rebuilds_the_combined_arrays():
