@@ -208,9 +208,10 @@ def test_unsupported_inputs_are_rejected_clearly():
     hetero = HeteroData()
     hetero["a"].num_nodes = 3
     hetero["a", "r", "a"].edge_index = torch.tensor([[0, 1], [1, 2]])
+    hetero["a", "r", "a"].w = torch.ones(2)
     hetero["a"].t = torch.arange(3)
-    with pytest.raises(NotImplementedError, match="temporal sampling .* heterogeneous"):
-        NeighborLoader(hetero, [2], input_nodes="a", time_attr="t")
+    with pytest.raises(NotImplementedError, match="temporal sampling with weight_attr"):
+        NeighborLoader(hetero, [2], input_nodes="a", time_attr="t", weight_attr="w")
     with pytest.raises(NotImplementedError, match="'induced' is not supported yet for hetero"):
         NeighborLoader(hetero, [2], input_nodes="a", subgraph_type="induced")
     data.t = torch.arange(200)

@@ -1,16 +1,18 @@
 """Temporal sampling in the PyG drop-in: PyG 2.8's ``NeighborLoader(time_attr=...)`` and
-``LinkNeighborLoader(edge_label_time=...)`` semantics, one named case per behavior.
+``LinkNeighborLoader(edge_label_time=...)`` semantics on ``Data``, ``HeteroData`` and stores, one
+named case per behavior.
 
 PyG's semantics (its loader docs and pyg-lib's sampler): every seed grows its own tree (always
 disjoint, PyG's ``batch`` vector) and has a time, its ``input_time`` or else its own node time;
 a tree takes only neighbors whose node time (node-level ``time_attr``) or edge time (edge-level)
-is no later than its seed's time; ``'uniform'`` draws among those, ``'last'`` takes the latest.
-PyG's own sampler cannot run here, so every batch is checked against these rules on the data.
+is no later than its seed's time (``HeteroData``: types without the attribute are not
+constrained); ``'uniform'`` draws among those, ``'last'`` takes the latest. PyG's own sampler
+cannot run here, so every batch is checked against these rules on the data.
 """
 
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Data, HeteroData
 from torch_geometric.testing import MyFeatureStore, MyGraphStore
 
 from fastgl.integrations.pyg import LinkNeighborLoader, NeighborLoader, NeighborSampler
@@ -252,3 +254,171 @@ def test_store_input_samples_like_data_input(time_attr):
         fanouts = [3, 2]
         check_temporal_batch(check_data, b, fanouts, "node_t" if time_attr == "time" else "edge_t",
                              b.seed_time)  # fmt: skip
+
+
+# HeteroData ######################################################################################
+
+HNUM = {"paper": 30, "author": 20, "venue": 5}
+WRITES, CITES = ("author", "writes", "paper"), ("paper", "cites", "paper")
+IN, HAS = ("venue", "has", "paper"), ("paper", "rev_writes", "author")
+
+
+def temporal_hetero_data(seed=0):
+    """Papers and authors have times, venues none (PyG: their nodes are never constrained);
+    every edge type has edge times but 'has'."""
+    generator = torch.Generator().manual_seed(seed)
+    data = HeteroData()
+    for ntype, n in HNUM.items():
+        data[ntype].x = torch.randn(n, 3, generator=generator)
+    data["paper"].t = torch.randint(0, 10, (HNUM["paper"],), generator=generator)
+    data["author"].t = torch.randint(0, 10, (HNUM["author"],), generator=generator)
+    for etype, count in ((WRITES, 120), (CITES, 100), (IN, 30), (HAS, 120)):
+        src, _, dst = etype
+        data[etype].edge_index = torch.stack(
+            [
+                torch.randint(0, HNUM[src], (count,), generator=generator),
+                torch.randint(0, HNUM[dst], (count,), generator=generator),
+            ]
+        )
+        if etype != IN:
+            data[etype].et = torch.randint(0, 10, (count,), generator=generator)
+    return data
+
+
+def check_hetero_temporal_batch(data, batch, fanouts, time_attr, tree_time, strategy="uniform"):
+    """Per edge type: edges real and within one tree, a timed edge (node-level: from a timed
+    source type) never later than its tree's time, and per hop every node drew
+    min(fanout, valid in-edges) along the type ('last': the latest ones, ties to the later
+    edge)."""
+    node_ends = {
+        t: [0] + torch.tensor(batch[t].num_sampled_nodes).cumsum(0).tolist()
+        for t in data.node_types
+    }
+    for etype in data.edge_types:
+        src, _, dst = etype
+        store, (row, col) = batch[etype], batch[etype].edge_index
+        edges = data[etype].edge_index
+        assert torch.equal(edges[:, store.e_id], torch.stack([batch[src].n_id[row],
+                                                              batch[dst].n_id[col]]))  # fmt: skip
+        assert torch.equal(batch[src].batch[row], batch[dst].batch[col])
+        if time_attr in data[src] and time_attr == "t":
+            times = data[src].t[edges[0]]
+        elif time_attr in data[etype]:
+            times = data[etype][time_attr]
+        else:
+            times = None  # untimed: every in-edge is valid
+        edge_end = 0
+        for hop, fanout in enumerate(fanouts):
+            edge_start, edge_end = edge_end, edge_end + store.num_sampled_edges[hop]
+            for target in range(node_ends[dst][hop], node_ends[dst][hop + 1]):
+                drawn = store.e_id[edge_start:edge_end][col[edge_start:edge_end] == target]
+                valid = (edges[1] == batch[dst].n_id[target]).nonzero().flatten()
+                if times is not None:
+                    valid = valid[times[valid] <= tree_time[batch[dst].batch[target]]]
+                expected = valid.numel() if fanout < 0 else min(fanout, valid.numel())
+                assert drawn.numel() == expected, (etype, hop)
+                assert set(drawn.tolist()) <= set(valid.tolist())
+                if strategy == "last" and times is not None and fanout >= 0:
+                    latest = sorted(zip(times[valid].tolist(), valid.tolist()))[-fanout:]
+                    assert sorted(drawn.tolist()) == sorted(e for _, e in latest)
+
+
+@pytest.mark.parametrize("time_attr", ["t", "et"])
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+def test_hetero_no_future_leak_per_edge_type(time_attr, strategy):
+    data = temporal_hetero_data()
+    seeds = torch.arange(0, HNUM["paper"], 2)
+    input_time = torch.randint(2, 10, (seeds.numel(),), generator=torch.Generator().manual_seed(1))
+    loader = NeighborLoader(data, [2, 2], input_nodes=("paper", seeds), input_time=input_time,
+                            time_attr=time_attr, temporal_strategy=strategy,
+                            batch_size=5)  # fmt: skip
+    assert loader.node_sampler.disjoint
+    for batch in loader:
+        assert torch.equal(batch["paper"].seed_time, input_time[batch["paper"].input_id])
+        assert torch.equal(batch["paper"].batch[:5], torch.arange(5))
+        check_hetero_temporal_batch(data, batch, [2, 2], time_attr, batch["paper"].seed_time,
+                                    strategy)  # fmt: skip
+
+
+def test_hetero_seed_time_defaults_to_the_seeds_node_time():
+    data = temporal_hetero_data()
+    loader = NeighborLoader(data, [-1, -1], input_nodes="paper", time_attr="t", batch_size=10)
+    for batch in loader:
+        tree_time = data["paper"].t[batch["paper"].n_id[: batch["paper"].batch_size]]
+        check_hetero_temporal_batch(data, batch, [-1, -1], "t", tree_time)
+
+
+def test_hetero_time_attr_must_be_one_level():
+    data = temporal_hetero_data()
+    data[WRITES].t = torch.zeros(120, dtype=torch.long)
+    with pytest.raises(ValueError, match="holds both node-level and edge-level"):
+        NeighborLoader(data, [2], input_nodes="paper", time_attr="t")
+    with pytest.raises(ValueError, match="neither a node-level nor an edge-level"):
+        NeighborLoader(data, [2], input_nodes="paper", time_attr="missing")
+
+
+@pytest.mark.parametrize("neg_sampling", [None, "binary", "triplet"])
+def test_hetero_link_loader_trees_respect_the_edge_label_time(neg_sampling):
+    data = temporal_hetero_data()
+    index = data[WRITES].edge_index[:, :30]
+    label_time = torch.maximum(data["author"].t[index[0]], data["paper"].t[index[1]])
+    torch.manual_seed(0)
+    loader = LinkNeighborLoader(data, [2, 2], edge_label_index=(WRITES, index),
+                                edge_label_time=label_time + 1, time_attr="t",
+                                neg_sampling=neg_sampling, batch_size=6)  # fmt: skip
+    for batch in loader:
+        seed_time = label_time[batch[WRITES].input_id] + 1
+        for ntype in ("paper", "author"):  # every timed node of tree i exists by its time
+            times = data[ntype].t[batch[ntype].n_id]
+            assert bool((times <= seed_time[batch[ntype].batch]).all()), ntype
+        for etype in data.edge_types:
+            src, _, dst = etype
+            row, col = batch[etype].edge_index
+            assert torch.equal(batch[src].batch[row], batch[dst].batch[col])
+
+
+@pytest.mark.parametrize("time_attr", ["t", "et"])
+def test_hetero_store_input_samples_like_hetero_data_input(time_attr):
+    data = temporal_hetero_data()
+    feature_store, graph_store = MyFeatureStore(), MyGraphStore()
+    for ntype in data.node_types:
+        feature_store.put_tensor(data[ntype].x, group_name=ntype, attr_name="x", index=None)
+    for store in data.node_stores if time_attr == "t" else data.edge_stores:
+        if time_attr in store:
+            group = store._key
+            feature_store.put_tensor(store[time_attr], group_name=group, attr_name=time_attr,
+                                     index=None)  # fmt: skip
+    for etype in data.edge_types:
+        edges = (data[etype].edge_index[0], data[etype].edge_index[1])
+        size = (HNUM[etype[0]], HNUM[etype[2]])
+        graph_store.put_edge_index(edges, edge_type=etype, layout="coo", size=size)
+    seeds, input_time = torch.arange(HNUM["paper"]), torch.randint(3, 10, (HNUM["paper"],))
+    got = {}
+    for name, graph in (("data", data), ("store", (feature_store, graph_store))):
+        torch.manual_seed(0)
+        loader = NeighborLoader(graph, [2, 2], input_nodes=("paper", seeds), input_time=input_time,
+                                time_attr=time_attr, batch_size=10)  # fmt: skip
+        got[name] = list(loader)
+    for a, b in zip(got["data"], got["store"], strict=True):
+        for ntype in data.node_types:
+            assert torch.equal(a[ntype].n_id, b[ntype].n_id) and torch.equal(
+                a[ntype].batch, b[ntype].batch
+            )
+        for etype in data.edge_types:
+            assert torch.equal(a[etype].e_id, b[etype].e_id)
+        check_hetero_temporal_batch(data, b, [2, 2], time_attr, b["paper"].seed_time)
+
+
+def test_hetero_backward_temporal_samples_out_neighbors_in_time():
+    data = temporal_hetero_data()
+    sampler = NeighborSampler(data, [-1], time_attr="t", sample_direction="backward")
+    loader = NeighborLoader(data, [-1], input_nodes="paper", time_attr="t", batch_size=10,
+                            neighbor_sampler=sampler)  # fmt: skip
+    for batch in loader:
+        seed_time = data["paper"].t[batch["paper"].n_id[:10]]
+        row, col = batch[HAS].edge_index  # paper -> author, leaving the seed papers
+        assert bool((row < 10).all())
+        for seed in range(10):
+            out = (data[HAS].edge_index[0] == batch["paper"].n_id[seed]).nonzero().flatten()
+            valid = out[data["author"].t[data[HAS].edge_index[1, out]] <= seed_time[seed]]
+            assert sorted(batch[HAS].e_id[row == seed].tolist()) == valid.tolist()

@@ -94,6 +94,32 @@ def _edge_weight(data: HeteroData, etype: EdgeType, weight_attr: str) -> Tensor:
     return weight if weight.is_floating_point() else weight.to(torch.float32)
 
 
+def hetero_data_time(
+    data: HeteroData, time_attr: str, relation_of: dict[EdgeType, EdgeType]
+) -> tuple[dict | None, dict | None]:
+    """``(node_time, edge_time)`` of ``data`` as PyG reads ``time_attr``: node times per node
+    type holding it, or edge times per edge type holding it (keyed by the caller's edge types),
+    never both."""
+    node_time = {t: data[t][time_attr] for t in data.node_types if time_attr in data[t]}
+    edge_time = {e: data[e][time_attr] for e in relation_of if time_attr in data[e]}
+    return checked_times(time_attr, node_time, edge_time)
+
+
+def checked_times(time_attr: str, node_time: dict, edge_time: dict) -> tuple:
+    """The node or the edge times found for ``time_attr``, as PyG accepts them: one kind."""
+    if node_time and edge_time:
+        raise ValueError(
+            f"{_WHERE}: the time attribute {time_attr!r} holds both node-level and edge-level "
+            f"information"
+        )
+    if not node_time and not edge_time:
+        raise ValueError(
+            f"{_WHERE}: the time attribute {time_attr!r} is neither a node-level nor an "
+            f"edge-level attribute"
+        )
+    return node_time or None, edge_time or None
+
+
 def relation_fanouts(
     num_neighbors: NumNeighbors, relation_of: dict[EdgeType, EdgeType]
 ) -> dict[EdgeType, list[int]]:

@@ -4,7 +4,7 @@ They are PyG's own loader classes (same arguments, same batches, ``transform``, 
 negative sampling) whose default sampler is :class:`fastgl.integrations.pyg.NeighborSampler`,
 so they work where ``pyg-lib`` and ``torch-sparse`` are not installed. ``data`` is a ``Data``
 or a ``HeteroData`` (with or without edges) or PyG's remote-backend pair ``(FeatureStore,
-GraphStore)``; ``time_attr`` samples temporally (homogeneous graphs).
+GraphStore)``; ``time_attr`` samples temporally.
 """
 
 import torch_geometric.loader
@@ -38,8 +38,9 @@ class NeighborLoader(torch_geometric.loader.NeighborLoader):
     A ``HeteroData`` gives ``HeteroData`` batches: ``n_id`` and ``num_sampled_nodes`` per node
     type, ``e_id`` and ``num_sampled_edges`` per edge type, ``input_id`` and ``batch_size`` on
     the input type; ``num_neighbors`` is one list for every edge type or a dict per edge type.
-    With ``time_attr`` (homogeneous graphs), every seed grows its own tree (``batch``) from
-    neighbors no later than its time: ``input_time``, or its own node time.
+    With ``time_attr``, every seed grows its own tree (``batch``) from neighbors no later than
+    its time: ``input_time``, or its own node time (for ``HeteroData``, node or edge types
+    without the attribute are not constrained, as in PyG).
 
     Example:
         >>> import torch
@@ -133,10 +134,10 @@ class LinkNeighborLoader(torch_geometric.loader.LinkNeighborLoader):
     """``torch_geometric.loader.LinkNeighborLoader`` sampling with fastgl (same signature):
     seed edges ``edge_label_index``, optional binary or triplet ``neg_sampling``. With a
     ``(FeatureStore, GraphStore)`` pair, pass ``edge_label_index=(None, tensor)`` as in PyG; with
-    a ``HeteroData``, ``edge_label_index=(edge_type, tensor)``. Temporal (homogeneous graphs):
-    ``time_attr`` and ``edge_label_time`` together (PyG raises its own error for one alone);
-    both endpoints of a seed edge, and its negatives, sample as of the edge's time, and binary
-    negatives with node times are nodes that exist by then, as in PyG.
+    a ``HeteroData``, ``edge_label_index=(edge_type, tensor)``. Temporal: ``time_attr`` and
+    ``edge_label_time`` together (PyG raises its own error for one alone); both endpoints of a
+    seed edge, and its negatives, sample as of the edge's time, and negatives drawn with node
+    times are nodes that exist by then, as in PyG.
 
     Example:
         >>> import torch

@@ -5,8 +5,8 @@ this one needs neither. It returns PyG's ``SamplerOutput`` layout: seeds first, 
 new at each hop in first-occurrence order; ``row`` = local neighbor (message source), ``col`` =
 local node it was sampled for; edges grouped by hop; ``edge`` = global edge ids; the per-hop
 ``num_sampled_nodes`` / ``num_sampled_edges`` that ``trim_to_layer`` needs. Heterogeneous graphs
-give PyG's ``HeteroSamplerOutput`` (the same per node type and edge type); temporal sampling
-adds PyG's ``batch`` vector.
+give PyG's ``HeteroSamplerOutput`` (the same per node type and edge type); temporal and disjoint
+sampling add PyG's ``batch`` vector.
 """
 
 import warnings
@@ -21,11 +21,29 @@ from torch_geometric.sampler.base import DataType, NumNeighbors, SubgraphType
 import fastgl
 from fastgl.sampling import HeteroNeighborSampler
 
-from .hetero import hetero_data_graph, hetero_output, relation_fanouts, relation_keys
-from .stores import hetero_store_graph, is_hetero_store, store_edge_attrs, store_graph, store_time
+from .hetero import (
+    checked_times,
+    hetero_data_graph,
+    hetero_data_time,
+    hetero_output,
+    relation_fanouts,
+    relation_keys,
+)
+from .stores import (
+    hetero_store_graph,
+    hetero_store_time,
+    is_hetero_store,
+    store_edge_attrs,
+    store_graph,
+    store_time,
+)
 from .temporal import data_time, temporal_sampler
 
 _WHERE = "fastgl NeighborSampler"
+_TIME_AND_WEIGHT = (
+    f"{_WHERE}: temporal sampling with weight_attr is not supported yet (fastgl's temporal "
+    f"samplers draw 'uniform' or 'last', unweighted)"
+)
 
 
 class NeighborSampler(PyGNeighborSampler):
@@ -49,15 +67,17 @@ class NeighborSampler(PyGNeighborSampler):
     too), ``weight_attr`` (draws proportional to a non-negative edge attribute; for
     ``HeteroData``, edge types without it draw uniformly), ``sample_direction`` ``'forward'``
     and ``'backward'``, per-edge-type ``num_neighbors`` dicts (PyG's ``NumNeighbors``, its
-    ``default`` included), and temporal sampling on homogeneous graphs: ``time_attr`` names a
-    node-level or an edge-level attribute (for a homogeneous store, a feature-store tensor:
-    node-level if named ``'time'``, as in PyG), ``temporal_strategy`` ``'uniform'`` or
-    ``'last'``, seed times from the loader's ``input_time`` / ``edge_label_time`` (or each
-    seed's node time), always disjoint, with PyG's ``batch``.
+    ``default`` included), and temporal sampling (also backward, which PyG's sampler lacks):
+    ``time_attr`` names node-level or edge-level times, as PyG decides (``Data``: a node or an
+    edge attribute; ``HeteroData``: held by node types or by edge types, the others untimed and
+    unconstrained; a homogeneous store: its feature-store tensor, node-level if named
+    ``'time'``; a typed store: its tensors of that name per node or edge type),
+    ``temporal_strategy`` ``'uniform'`` or ``'last'``, seed times from the loader's
+    ``input_time`` / ``edge_label_time`` (or each seed's node time), always disjoint, with
+    PyG's ``batch``. Unlike PyG's, a store's edges need not be sorted by time.
 
-    Not supported (``NotImplementedError``): temporal sampling of heterogeneous graphs,
-    ``time_attr`` with ``weight_attr``, ``'induced'`` subgraphs of heterogeneous graphs, and
-    ``weight_attr`` on store inputs (nor in PyG).
+    Not supported (``NotImplementedError``): ``time_attr`` with ``weight_attr``, ``'induced'``
+    subgraphs of heterogeneous graphs, and ``weight_attr`` on store inputs (nor in PyG).
 
     Example:
         >>> import torch
@@ -144,18 +164,9 @@ class NeighborSampler(PyGNeighborSampler):
             if time_attr is not None:
                 self.node_time, self.edge_time = data_time(data, time_attr)
         if time_attr is not None and weight_attr is not None:
-            raise NotImplementedError(
-                f"{_WHERE}: temporal sampling with weight_attr is not supported yet "
-                f"(fastgl.TemporalNeighborSampler draws unweighted)"
-            )
+            raise NotImplementedError(_TIME_AND_WEIGHT)
 
     def _init_hetero(self, data, time_attr: str | None, weight_attr: str | None) -> None:
-        if time_attr is not None:
-            raise NotImplementedError(
-                f"{_WHERE}: temporal sampling (time_attr) of heterogeneous graphs is not "
-                f"supported yet (fastgl.sampling.HeteroNeighborSampler takes no node or edge "
-                f"times)"
-            )
         if self.subgraph_type == SubgraphType.induced:
             raise NotImplementedError(
                 f"{_WHERE}: subgraph_type='induced' is not supported yet for heterogeneous "
@@ -172,12 +183,22 @@ class NeighborSampler(PyGNeighborSampler):
             self._relation_of = relation_keys(self.edge_types, backward)
             self.graph, self.num_nodes = hetero_store_graph(*data, self._relation_of, backward)
             self.node_types = list(self.num_nodes)
+            if time_attr is not None:
+                node_time, edge_time = hetero_store_time(data[0], time_attr)
+                edge_time = {e: t for e, t in edge_time.items() if e in self._relation_of}
+                self.node_time, self.edge_time = checked_times(time_attr, node_time, edge_time)
         else:
             self.node_types, self.edge_types = data.metadata()
             self._relation_of = relation_keys(self.edge_types, backward)
             self.graph, self.num_nodes = hetero_data_graph(
                 data, self._relation_of, backward, weight_attr
             )
+            if time_attr is not None:
+                self.node_time, self.edge_time = hetero_data_time(
+                    data, time_attr, self._relation_of
+                )
+        if time_attr is not None and weight_attr is not None:
+            raise NotImplementedError(_TIME_AND_WEIGHT)
 
     @property
     def is_hetero(self) -> bool:
@@ -200,6 +221,7 @@ class NeighborSampler(PyGNeighborSampler):
                 replace=self.replace,
                 weighted=self._weighted,
                 disjoint=self.disjoint,
+                **self._hetero_times(),
             )
         elif self.is_temporal:
             sampler = temporal_sampler(
@@ -220,13 +242,27 @@ class NeighborSampler(PyGNeighborSampler):
             )
         self._num_neighbors, self._sampler = num_neighbors, sampler
 
+    def _hetero_times(self) -> dict:
+        """The times fastgl's heterogeneous sampler takes: node times per node type or edge
+        times per relation, on the graph's device, and the strategy; none if not temporal."""
+        if not self.is_temporal:
+            return {}
+        device = self.graph.device
+        if self.node_time is not None:
+            return dict(
+                node_time={t: time.to(device) for t, time in self.node_time.items()},
+                strategy=self.temporal_strategy,
+            )
+        edge_time = {self._relation_of[e]: time.to(device) for e, time in self.edge_time.items()}
+        return dict(edge_time=edge_time, strategy=self.temporal_strategy)
+
     def _sample(self, seed, seed_time=None, **kwargs) -> SamplerOutput | HeteroSamplerOutput:
         if isinstance(seed, dict):
             if not self.is_hetero:
                 raise ValueError(
                     f"{_WHERE}: seeds per node type given, but the graph is homogeneous"
                 )
-            return self._sample_hetero(seed)
+            return self._sample_hetero(seed, seed_time)
         if self.is_hetero:
             raise ValueError(
                 f"{_WHERE}: the graph is heterogeneous: give the seeds per node type "
@@ -261,10 +297,17 @@ class NeighborSampler(PyGNeighborSampler):
             num_sampled_edges=num_sampled_edges,
         )
 
-    def _sample_hetero(self, seed: dict[str, Tensor]) -> HeteroSamplerOutput:
+    def _sample_hetero(
+        self, seed: dict[str, Tensor], seed_time: dict[str, Tensor] | None
+    ) -> HeteroSamplerOutput:
         device = self.graph.device
         seeds = {ntype: ids.to(device) for ntype, ids in seed.items()}
-        sub = self._sampler.sample(seeds)
+        if self.is_temporal:  # seed times are ignored otherwise, as in PyG
+            if seed_time is not None:
+                seed_time = {ntype: time.to(device) for ntype, time in seed_time.items()}
+            sub = self._sampler.sample(seeds, seed_time=seed_time)
+        else:
+            sub = self._sampler.sample(seeds)
         if not self.disjoint:
             for ntype, ids in seeds.items():
                 if sub.num_sampled_nodes[ntype][0] != ids.numel():

@@ -169,6 +169,22 @@ def store_time(feature_store: FeatureStore, time_attr: str) -> tuple[Tensor | No
 
 # Heterogeneous stores ############################################################################
 
+
+def hetero_store_time(feature_store: FeatureStore, time_attr: str) -> tuple[dict, dict]:
+    """``(node times per node type, edge times per edge type)`` found for ``time_attr`` in a
+    heterogeneous feature store: its tensors of that name, grouped by node type (a string) or
+    edge type (a tuple), as PyG reads them; edge times are in the graph store's edge order."""
+    node_time, edge_time = {}, {}
+    for attr in feature_store.get_all_tensor_attrs():
+        if attr.attr_name != time_attr or attr.group_name is None:
+            continue
+        attr = copy.copy(attr)
+        attr.index = None  # the whole tensor
+        times = node_time if isinstance(attr.group_name, str) else edge_time
+        times[attr.group_name] = feature_store.get_tensor(attr)
+    return node_time, edge_time
+
+
 # PyG's choice among several stored layouts of one edge type (GraphStore._edges_to_layout): the
 # layout it samples from if stored, else COO, then CSC, then CSR. Edge ids follow the choice.
 _LAYOUT_PREFERENCE = (EdgeLayout.COO, EdgeLayout.CSC, EdgeLayout.CSR)
