@@ -591,6 +591,43 @@ def _():
             assert torch.equal(data[etype].edge_index[:, batch[etype].e_id], real)
 
 
+@case("NeighborLoader HeteroData time_attr")
+def _():
+    data = hetero_data()
+    data["paper"].t = torch.randint(0, 5, (12,), generator=gen(13))
+    data["author"].t = torch.randint(0, 5, (8,), generator=gen(14))
+    seeds = torch.arange(12)
+    input_time = torch.randint(0, 5, (12,), generator=gen(15))
+    loader = fpyg.NeighborLoader(data, [2, 2], input_nodes=("paper", seeds),
+                                 input_time=input_time, time_attr="t", batch_size=5)  # fmt: skip
+    for batch in loader:
+        seed_time = batch["paper"].seed_time
+        assert torch.equal(seed_time, input_time[batch["paper"].input_id])
+        assert torch.equal(batch["paper"].batch[: batch["paper"].batch_size],
+                           torch.arange(batch["paper"].batch_size))  # fmt: skip
+        node_ends = {
+            t: [0, *torch.tensor(batch[t].num_sampled_nodes).cumsum(0).tolist()]
+            for t in data.node_types
+        }
+        for etype in data.edge_types:
+            src, _, dst = etype
+            (row, col), e_id = batch[etype].edge_index, batch[etype].e_id
+            ei = data[etype].edge_index
+            real = torch.stack([batch[src].n_id[row], batch[dst].n_id[col]])
+            assert torch.equal(ei[:, e_id], real)
+            assert torch.equal(batch[src].batch[row], batch[dst].batch[col])  # within one tree
+            times = data[src].t[ei[0]]  # a neighbor is valid if not later than its tree's seed
+            edge_end = 0
+            for hop in range(2):
+                edge_start, edge_end = edge_end, edge_end + batch[etype].num_sampled_edges[hop]
+                for target in range(node_ends[dst][hop], node_ends[dst][hop + 1]):
+                    drawn = e_id[edge_start:edge_end][col[edge_start:edge_end] == target]
+                    valid = (ei[1] == batch[dst].n_id[target]).nonzero().flatten()
+                    valid = valid[times[valid] <= seed_time[batch[dst].batch[target]]]
+                    assert drawn.numel() == min(2, valid.numel()), (etype, hop)
+                    assert set(drawn.tolist()) <= set(valid.tolist())
+
+
 @pytest.mark.parametrize(
     "name",
     [
