@@ -6,16 +6,17 @@ destination nodes and global ``dgl.EID`` on its edges, destinations are the pref
 and ids have the graph's idtype. Like DGL's sampler, every layer draws fresh neighbors for all of
 its destination nodes (DGL's layer-wise semantics, not PyG's hop-wise one).
 
-Heterogeneous graphs take DGL's per-edge-type fanouts and seeds ``{ntype: ids}``; they are
-sampled by :class:`fastgl.sampling.hetero.HeteroNeighborSampler` (all edge types in one
-compiled draw per layer) and come back as DGL heterogeneous blocks, ids per node and edge type.
+Heterogeneous graphs take DGL's per-edge-type fanouts and seeds ``{ntype: ids}``; every layer
+draws along all edge types in one compiled call, the same draws as
+:class:`fastgl.sampling.HeteroNeighborSampler` with ``layerwise=True``, and comes back as a DGL
+heterogeneous block, ids per node and edge type.
 """
 
 import itertools
 import operator
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import dgl
 import torch
@@ -27,9 +28,8 @@ from torch import Tensor
 
 from fastgl.graph import CSCGraph
 from fastgl.hetero import BipartiteCSC, HeteroCSCGraph
-from fastgl.ops import sample_hops
-from fastgl.sampling.hetero import HeteroNeighborSampler
-from fastgl.sampling.neighbor import draw_key
+from fastgl.ops import id_map, sample_hops, sample_ranges
+from fastgl.sampling.neighbor import draw_key, hop_key
 
 _WHERE = "fastgl NeighborSampler"
 
@@ -204,21 +204,23 @@ class NeighborSampler(BlockSampler):
 
     def _sample_hetero(self, g: dgl.DGLGraph, seed_nodes, exclude_eids):
         state = self._hetero_graph(g)
-        seeds, seed_device = _hetero_seeds(g, seed_nodes, state.graph.device)
+        device = state.graph.device
+        seeds, seed_device = _hetero_seeds(g, seed_nodes, device)
         output_device = self.output_device or seed_device
         exclude = _exclude_dict(g, exclude_eids) if exclude_eids is not None else {}
         exclude = {etype: ids for etype, ids in exclude.items() if ids.numel()}
-        sampler = state.sampler(_hop_fanouts(g, self.fanouts), self.replace, bool(exclude))
-        restore = state.exclude(exclude) if exclude else None
+        fanouts = _hop_fanouts(g, self.fanouts)
+        weight, restore = state.graph.combined.weight, None
+        if exclude:
+            weight, restore = state.excluding(exclude)
         try:
-            sub = sampler.sample(seeds)
+            sample = _sample_layerwise(
+                state.graph, weight, seeds, fanouts, self.replace, draw_key(None, device)
+            )
         finally:
             if restore is not None:
                 restore()
-        for ntype, ids in seeds.items():
-            if sub.num_sampled_nodes[ntype][0] != ids.numel():
-                raise ValueError(f"{_WHERE}: seed_nodes[{ntype!r}] contains duplicate ids")
-        blocks = [block.to(output_device) for block in _hetero_blocks(sub, g, state)]
+        blocks = [block.to(output_device) for block in _hetero_blocks(sample, g, state)]
         if blocks:
             input_nodes = blocks[0].srcdata[dgl.NID]
         else:
@@ -478,6 +480,14 @@ def _hetero_seeds(g: dgl.DGLGraph, seed_nodes, device) -> tuple[dict[str, Tensor
     for ntype, ids in seed_nodes.items():
         ids = _ids(ids, f"seed_nodes[{ntype!r}]")
         seed_device = seed_device or ids.device
+        if ids.numel():
+            low, high = int(ids.min()), int(ids.max())
+            bad = low if low < 0 else high if high >= g.num_nodes(ntype) else None
+            if bad is not None:
+                raise ValueError(
+                    f"{_WHERE}: seed id {bad} out of range for node type {ntype!r} of "
+                    f"{g.num_nodes(ntype)} nodes"
+                )
         seeds[ntype] = ids.to(device=device, dtype=torch.int64)
     return seeds, seed_device
 
@@ -513,65 +523,33 @@ def _to_device(nodes, device):
 
 @dataclass
 class _HeteroGraph:
-    """A heterogeneous DGLGraph in the form fastgl's heterogeneous sampler reads, built once per
+    """A heterogeneous DGLGraph in the form fastgl's heterogeneous sampling reads, built once per
     graph: its :class:`~fastgl.HeteroCSCGraph` (node and edge types in ``g``'s order, weights
     when prob/mask names a feature) and the blocks' metagraph."""
 
     graph: HeteroCSCGraph
-    weighted: bool
     weight_source: tuple
     metagraph: object  # DGL GraphIndex: source types 0..T-1, destination types T..2T-1
-    _samplers: dict = field(default_factory=dict)
-    _excluding_graph: HeteroCSCGraph | None = None
+    _exclusion_weight: Tensor | None = None
     _slot_of: Tensor | None = None
 
-    def sampler(self, fanouts: dict, replace: bool, excluding: bool) -> HeteroNeighborSampler:
-        """A layer-wise sampler for these fanouts (per edge type, seeds outward), cached; when
-        ``excluding`` it draws by the weights that :meth:`exclude` zeroes."""
-        key = (tuple(tuple(f) for f in fanouts.values()), replace, excluding)
-        sampler = self._samplers.get(key)
-        if sampler is None:
-            graph = self._excluding() if excluding else self.graph
-            weighted = excluding or self.weighted
-            sampler = HeteroNeighborSampler(
-                graph, fanouts, replace=replace, weighted=weighted, layerwise=True
-            )
-            self._samplers[key] = sampler
-        return sampler
-
-    def _excluding(self) -> HeteroCSCGraph:
-        """The graph with weights that exclusion zeroes: the graph itself when it is weighted,
-        else a copy of its relations with unit weights (built on first use)."""
-        if self.weighted:
-            return self.graph
-        if self._excluding_graph is None:
-            graph = self.graph
-            relations = {}
-            for etype in graph.edge_types:
-                rel = graph[etype]
-                ones = torch.ones(rel.num_edges, device=graph.device)
-                if isinstance(rel, BipartiteCSC):
-                    relations[etype] = BipartiteCSC(
-                        rel.indptr, rel.indices, rel.eid, ones, rel.num_src
-                    )
-                else:
-                    relations[etype] = CSCGraph(
-                        rel.indptr, rel.indices, rel.eid, ones, validate=False
-                    )
-            self._excluding_graph = HeteroCSCGraph(relations, graph.num_nodes, graph.device)
-        return self._excluding_graph
-
-    def exclude(self, exclude: dict[tuple, Tensor]):
-        """Zeroes the weights of the edges ``exclude`` (``{canonical etype: edge ids}``) so they
-        are never drawn, and returns a function that undoes it. Ids that name no edge exclude
-        nothing, as in DGL."""
-        combined = self._excluding().combined
-        if self._slot_of is None:  # (relation offset + edge id) -> slot in the combined arrays
+    def excluding(self, exclude: dict[tuple, Tensor]):
+        """Weights of the combined edge array with the edges ``exclude`` (``{canonical etype:
+        edge ids}``) at zero, so they are never drawn, and a function that undoes the change.
+        One cached buffer (a copy of the prob/mask weights, or ones), so a batch pays
+        O(#excluded), not O(E). Ids that name no edge exclude nothing, as in DGL."""
+        combined = self.graph.combined
+        if self._slot_of is None:  # (relation's first slot + edge id) -> slot
             sizes = combined.edge_offsets.diff()
             rel = torch.repeat_interleave(torch.arange(sizes.numel(), device=sizes.device), sizes)
             self._slot_of = torch.empty_like(combined.eid)
             self._slot_of[combined.edge_offsets[rel] + combined.eid] = torch.arange(
                 combined.eid.numel(), device=combined.eid.device
+            )
+            self._exclusion_weight = (
+                combined.weight.clone()
+                if combined.weight is not None
+                else torch.ones(combined.eid.numel(), device=combined.eid.device)
             )
         edge_types = self.graph.edge_types
         offsets = combined.edge_offsets.tolist()
@@ -582,14 +560,14 @@ class _HeteroGraph:
             ids = ids[(ids >= 0) & (ids < offsets[r + 1] - offsets[r])]
             parts.append(self._slot_of[ids + offsets[r]])
         slots = torch.cat(parts)
-        weight = combined.weight
+        weight = self._exclusion_weight
         kept = weight[slots]
         weight[slots] = 0
 
         def restore() -> None:
             weight[slots] = kept
 
-        return restore
+        return weight, restore
 
 
 def _edge_feature_per_type(g: dgl.DGLGraph, feature: str | None) -> dict[tuple, Tensor]:
@@ -642,34 +620,141 @@ def _build_hetero(g: dgl.DGLGraph, data: dict, source: tuple, feature) -> _Heter
         [len(types) + types[d] for _, _, d in g.canonical_etypes],
         True,
     )
-    return _HeteroGraph(graph, bool(data), source, metagraph)
+    return _HeteroGraph(graph, source, metagraph)
 
 
-def _hetero_blocks(sub, g: dgl.DGLGraph, state: _HeteroGraph) -> list[dgl.DGLGraph]:
-    """DGL heterogeneous blocks, input layer first, from a layer-wise heterogeneous sample:
-    every node and edge type of ``g`` (in ``g``'s order), per node type the destinations the
-    prefix of the sources, ``dgl.NID`` per node type and ``dgl.EID`` per edge type in ``g``'s
-    idtype. Made from the arrays as :func:`_csc_block` makes its blocks."""
+@dataclass
+class _LayerwiseSample:
+    """A layer-wise heterogeneous sample laid out for DGL's blocks.
+
+    Attributes:
+        nodes: per node type, its ids: the distinct seeds first, then the nodes new at each hop
+            in first-occurrence order.
+        node_ends: per hop ``0 .. L`` (seeds outward), per node type, how many of ``nodes``
+            were known after it (``node_ends[0]``: the seeds).
+        edges: per hop ``1 .. L``, per relation ``(indptr, src, eid)``: the CSC over the
+            ``node_ends[h-1]`` destinations of its destination type (every node so far drew),
+            sources as local ids of the source type, the edge ids within the relation.
+    """
+
+    nodes: dict[str, Tensor]
+    node_ends: list[dict[str, int]]
+    edges: list[dict[tuple, tuple[Tensor, Tensor, Tensor]]]
+
+
+def _sample_layerwise(
+    graph: HeteroCSCGraph,
+    weight: Tensor | None,
+    seeds: dict[str, Tensor],
+    fanouts: dict[tuple, list[int]],
+    replace: bool,
+    key: int,
+) -> _LayerwiseSample:
+    """DGL's layer-wise sample of ``seeds`` (``{ntype: int64 ids}``) with ``fanouts`` per
+    relation (seeds outward), drawn by weights ``weight`` over ``graph.combined``'s slots (or
+    uniformly).
+
+    The draws are those of ``HeteroNeighborSampler(layerwise=True)`` for the Philox key
+    ``key``: per hop one ``fastgl::sample_ranges`` call over the combined edge array, pairs
+    relation-major (fanout-0 relations left out), each relation's destinations in their
+    order, keyed by :func:`~fastgl.sampling.neighbor.hop_key`. What differs is the
+    bookkeeping: nodes are kept per type (one ``fastgl::id_map`` per source type and hop) and
+    a relation's pairs are exactly its block's destinations, so its draws are already the
+    block's CSC, with no sort by type or by relation."""
+    combined = graph.combined
+    offsets = dict(zip(graph.node_types, graph.node_offsets.tolist()))
+    indptr_start = combined.indptr_start.tolist()
+    empty = torch.zeros(0, dtype=torch.int64, device=graph.device)
+    nodes = {}
+    for ntype in graph.node_types:
+        ids = seeds.get(ntype, empty)
+        nodes[ntype], _ = id_map(empty, ids)
+        if nodes[ntype].numel() != ids.numel():
+            raise ValueError(f"{_WHERE}: seed_nodes[{ntype!r}] contains duplicate ids")
+    node_ends = [{t: n.numel() for t, n in nodes.items()}]
+    edges = []
+    num_hops = len(next(iter(fanouts.values()), []))
+    for hop in range(num_hops):
+        drawing = [
+            (r, etype, fanouts[etype][hop])
+            for r, etype in enumerate(graph.edge_types)
+            if fanouts[etype][hop] != 0 and nodes[etype[2]].numel()
+        ]
+        drawn = _draw_relations(combined, weight, nodes, drawing, indptr_start, replace, key, hop)
+        # Per source type, one relabel of its relations' sources (relation order).
+        for ntype in graph.node_types:
+            from_type = [etype for etype in drawn if etype[0] == ntype]
+            if not from_type:
+                continue
+            sources = [drawn[etype][1] - offsets[ntype] for etype in from_type]
+            nodes[ntype], local = id_map(nodes[ntype], torch.cat(sources))
+            for etype, part in zip(from_type, local.split([s.numel() for s in sources])):
+                indptr, _, eid = drawn[etype]
+                drawn[etype] = (indptr, part, eid)
+        layer = {}
+        for etype in graph.edge_types:
+            if etype not in drawn:  # drew nothing: an empty CSC over its destinations
+                num_dst = node_ends[-1][etype[2]]
+                drawn[etype] = (
+                    torch.zeros(num_dst + 1, dtype=torch.int64, device=graph.device),
+                    empty,
+                    empty,
+                )
+            layer[etype] = drawn[etype]
+        edges.append(layer)
+        node_ends.append({t: n.numel() for t, n in nodes.items()})
+    return _LayerwiseSample(nodes, node_ends, edges)
+
+
+def _draw_relations(combined, weight, nodes, drawing, indptr_start, replace, key, hop):
+    """One ``sample_ranges`` call for the hop: per drawing relation ``(r, etype, fanout)``,
+    every node so far of its destination type draws. Returns per relation ``(indptr over its
+    destinations, global source ids, edge ids)``."""
+    if not drawing:
+        return {}
+    dst = [nodes[etype[2]] for _, etype, _ in drawing]
+    counts = [d.numel() for d in dst]
+    rows = torch.cat([d + indptr_start[r] for (r, _, _), d in zip(drawing, dst)])
+    fanout = torch.repeat_interleave(
+        torch.tensor([k for _, _, k in drawing], device=rows.device),
+        torch.tensor(counts, device=rows.device),
+        output_size=rows.numel(),
+    )
+    ptr, slots = sample_ranges(
+        combined.indptr[rows], combined.indptr[rows + 1], weight, fanout, replace, hop_key(key, hop)
+    )
+    sources, eids = combined.indices[slots], combined.eid[slots]
+    pair_ends = list(itertools.accumulate([0] + counts))
+    edge_ends = ptr[pair_ends].tolist()
+    drawn = {}
+    for (_, etype, _), p0, p1, e0, e1 in zip(
+        drawing, pair_ends, pair_ends[1:], edge_ends, edge_ends[1:]
+    ):
+        drawn[etype] = (ptr[p0 : p1 + 1] - e0, sources[e0:e1], eids[e0:e1])
+    return drawn
+
+
+def _hetero_blocks(
+    sample: _LayerwiseSample, g: dgl.DGLGraph, state: _HeteroGraph
+) -> list[dgl.DGLGraph]:
+    """DGL heterogeneous blocks, input layer first, from a layer-wise sample: every node and
+    edge type of ``g`` (in ``g``'s order), per node type the destinations the prefix of the
+    sources, ``dgl.NID`` per node type and ``dgl.EID`` per edge type in ``g``'s idtype. Made
+    from the arrays as :func:`_csc_block` makes its blocks."""
     idtype, ntypes = g.idtype, g.ntypes
-    nodes = {t: ids.to(idtype) for t, ids in sub.nodes.items()}
+    nodes = {t: ids.to(idtype) for t, ids in sample.nodes.items()}
     blocks = []
-    for sizes, relation_blocks in zip(sub.block_sizes, sub.blocks):
-        num_src = [sizes[t][0] for t in ntypes]
-        num_dst = [sizes[t][1] for t in ntypes]
-        rel_graphs, edge_ids = [], []
+    for hop, layer in enumerate(sample.edges):
+        num_dst = [sample.node_ends[hop][t] for t in ntypes]
+        num_src = [sample.node_ends[hop + 1][t] for t in ntypes]
+        rel_graphs = []
         for etype in g.canonical_etypes:
-            rb = relation_blocks[etype]
-            indptr, src, eid = rb.indptr, rb.src, rb.eid
-            if indptr is None:  # not grouped by destination (never from the layer-wise sampler)
-                order = torch.argsort(rb.dst, stable=True)
-                src, eid = src[order], eid[order]
-                counts = torch.bincount(rb.dst, minlength=rb.num_dst_nodes)
-                indptr = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+            indptr, src, _ = layer[etype]
             rel_graphs.append(
                 heterograph_index.create_unitgraph_from_csr(
                     2,
-                    rb.num_src_nodes,
-                    rb.num_dst_nodes,
+                    sample.node_ends[hop + 1][etype[0]],
+                    sample.node_ends[hop][etype[2]],
                     indptr.to(idtype),
                     src.to(idtype),
                     src.new_empty(0, dtype=idtype),
@@ -677,7 +762,6 @@ def _hetero_blocks(sub, g: dgl.DGLGraph, state: _HeteroGraph) -> list[dgl.DGLGra
                     True,
                 )
             )
-            edge_ids.append(eid.to(idtype))
         graph = heterograph_index.create_heterograph_from_relations(
             state.metagraph, rel_graphs, dgl_utils.toindex(num_src + num_dst, "int64")
         )
@@ -685,7 +769,7 @@ def _hetero_blocks(sub, g: dgl.DGLGraph, state: _HeteroGraph) -> list[dgl.DGLGra
         for ntype, n_src, n_dst in zip(ntypes, num_src, num_dst):
             block.srcnodes[ntype].data[dgl.NID] = nodes[ntype][:n_src]
             block.dstnodes[ntype].data[dgl.NID] = nodes[ntype][:n_dst]
-        for etype, eid in zip(g.canonical_etypes, edge_ids):
-            block.edges[etype].data[dgl.EID] = eid
-        blocks.append(block)
+        for etype in g.canonical_etypes:
+            block.edges[etype].data[dgl.EID] = layer[etype][2].to(idtype)
+        blocks.insert(0, block)
     return blocks

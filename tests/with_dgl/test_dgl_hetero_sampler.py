@@ -28,6 +28,7 @@ from fastgl.integrations.dgl import (  # noqa: E402
     SAGEConv,
 )
 from fastgl.integrations.dgl import sampler as sampler_module  # noqa: E402
+from fastgl.sampling import HeteroNeighborSampler  # noqa: E402
 
 WRITES = ("author", "writes", "paper")
 WRITTEN_BY = ("paper", "written-by", "author")
@@ -178,6 +179,34 @@ def test_full_neighbor_sampling_gives_dgls_edges(idtype):
             eid_a = a.edges[etype].data[dgl.EID]
             eid_b = b.edges[etype].data[dgl.EID]
             assert sorted(eid_a.tolist()) == sorted(eid_b.tolist()), etype
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("prob", [None, "w"])
+def test_draws_are_fastgls_layerwise_hetero_sample(replace, prob):
+    # The drop-in draws what HeteroNeighborSampler(layerwise=True) draws for the same torch
+    # seed (same pairs, same Philox streams), kept per node type.
+    g = hetero_graph()
+    seeds = seeds_of()
+    layers = [{"writes": 2, "written-by": 3, "cites": -1, "has-topic": 0, "about": 1}, 4, 3]
+    sampler = NeighborSampler(layers, replace=replace, prob=prob)
+    torch.manual_seed(3)
+    blocks = sampler.sample(g, seeds)[2]
+    hop_fanouts = sampler_module._hop_fanouts(g, sampler.fanouts)
+    graph = sampler._hetero.graph  # the cached HeteroCSCGraph of g
+    reference = HeteroNeighborSampler(
+        graph, hop_fanouts, replace=replace, weighted=prob is not None, layerwise=True
+    )
+    torch.manual_seed(3)
+    sub = reference.sample({t: ids.long() for t, ids in seeds.items()})
+    for ntype in g.ntypes:
+        assert torch.equal(blocks[0].srcnodes[ntype].data[dgl.NID], sub.nodes[ntype])
+    for block, relation_blocks in zip(blocks, sub.blocks):
+        for etype in g.canonical_etypes:
+            expected = relation_blocks[etype]
+            assert torch.equal(block.edges[etype].data[dgl.EID], expected.eid), etype
+            u, v = block.edges(etype=etype)
+            assert torch.equal(u, expected.src) and torch.equal(v, expected.dst)
 
 
 def test_replacement_draws_exactly_fanout_like_dgl():
