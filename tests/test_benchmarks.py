@@ -103,3 +103,33 @@ def test_dgl_sampler_benchmark_runs_and_writes_json(tmp_path):
     else:
         assert samplers == {"dgl", "fastgl-dgl", "fastgl", "torch"}
     assert all(row["batches_per_s"] > 0 and row["edges_per_batch"] > 0 for row in written["rows"])
+
+
+def test_dgl_sampler_benchmark_hetero_rows(tmp_path):
+    # The heterogeneous graph: DGL's sampler against the drop-in where DGL is installed, else
+    # fastgl's layer-wise heterogeneous sampler (the drop-in's draws) on the CPU.
+    from benchmarks import dgl_sampler
+
+    payload = dgl_sampler.main(
+        [
+            "--graphs",
+            "hetero-tiny",
+            "--batches",
+            "2",
+            "--batch-size",
+            "32",
+            "--repeat",
+            "1",
+            "--thread-counts",
+            "1",
+            "--out",
+            str(tmp_path / "dgl_sampler.json"),
+        ]
+    )
+    samplers = {row["sampler"] for row in payload["rows"]}
+    if payload["environment"]["dgl"] == "not installed":
+        assert samplers == {"fastgl-layerwise-cpu"}
+    else:
+        assert samplers == {"dgl", "fastgl-dgl", "fastgl"}
+    assert all(row["edges_per_batch"] > 0 for row in payload["rows"])
+    assert payload["graphs"]["hetero-tiny"]["seed_type"] == "user"
