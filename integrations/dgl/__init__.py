@@ -2,9 +2,10 @@
 
 ``NeighborSampler`` and ``MultiLayerFullNeighborSampler`` take the arguments of their
 ``dgl.dataloading`` namesakes and plug into ``dgl.dataloading.DataLoader`` (workers, GPU graphs,
-``use_uva``, ``exclude``, ``as_edge_prediction_sampler``); ``GraphConv``, ``SAGEConv``,
-``GINConv`` and ``GATConv`` take the arguments of their ``dgl.nn`` namesakes and load their
-state dicts. Needs DGL (whose wheels support torch up to 2.2-2.4).
+``use_uva``, ``exclude``, ``as_edge_prediction_sampler``), on homogeneous and heterogeneous
+graphs (fanouts per edge type, seeds ``{ntype: ids}``, blocks per node and edge type, as in
+DGL); ``GraphConv``, ``SAGEConv``, ``GINConv`` and ``GATConv`` take the arguments of their
+``dgl.nn`` namesakes and load their state dicts. Needs DGL (whose wheels support torch up to 2.2-2.4).
 
 Example:
     >>> from fastgl.integrations.dgl import NeighborSampler
@@ -12,6 +13,8 @@ Example:
     ...                           prefetch_labels=["label"])
     >>> loader = dgl.dataloading.DataLoader(g, train_nids, sampler, batch_size=1024,
     ...                                     shuffle=True)
+    >>> hetero = NeighborSampler([{"writes": 5, "cites": 10}] * 2)   # per edge type
+    >>> loader = dgl.dataloading.DataLoader(hg, {"paper": train_nids}, hetero, batch_size=1024)
 """
 
 from .conv import GATConv, GINConv, GraphConv, SAGEConv
