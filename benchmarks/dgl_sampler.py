@@ -73,7 +73,7 @@ from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index
 SKEWED_RMAT = dict(scale=20, num_nodes=1_000_000, num_edges=20_000_000, a=0.65, b=0.15, c=0.15)
 #: Heterogeneous graphs: nodes per type, edges per relation (R-MAT, seed + relation index), the
 #: reverses (the same edges turned around) and the node type the seeds are drawn from.
-#: ``hetero`` (39M edges) takes about 35 s with the default arguments on two cores, generation
+#: ``hetero`` (48M edges) takes about 35 s with the default arguments on two cores, generation
 #: included, and 4.6 GB at peak.
 HETERO_PRESETS = {
     "hetero": dict(
