@@ -224,15 +224,6 @@ def test_edge_types_without_edges_and_unreached_types():
     check_hetero_batch(data, batch, {e: [2, 2] for e in data.edge_types}, "venue", torch.arange(4))
 
 
-class GraphSAGE(torch.nn.Module):
-    def __init__(self, conv):
-        super().__init__()
-        self.conv1, self.conv2 = conv((-1, -1), 16), conv((-1, -1), 3)
-
-    def forward(self, x, edge_index):
-        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
-
-
 class HeteroGraphSAGE(torch.nn.Module):
     """GraphSAGE with one conv per edge type, summed per destination type (PyG's HeteroConv)."""
 
@@ -276,20 +267,96 @@ def test_hetero_conv_of_fastgl_sage_convs_trains_on_a_batch_like_pyg():
     train_step_matches_pyg(lambda conv: HeteroGraphSAGE(conv, data.edge_types), batch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="fastgl.nn.SAGEConv is not a torch_geometric MessagePassing, so to_hetero does not "
-    "sum its per-edge-type outputs per destination type: the second layer gets one edge type's "
-    "output as the features of another",
-)
-def test_to_hetero_graphsage_on_fastgl_sage_conv_trains_on_a_batch_like_pyg():
-    data = hetero_data()
+class TwoLayers(torch.nn.Module):
+    """A homogeneous two-layer GNN for PyG's to_hetero."""
+
+    def __init__(self, conv1, conv2):
+        super().__init__()
+        self.conv1, self.conv2 = conv1, conv2
+
+    def forward(self, x, edge_index):
+        return self.conv2(self.conv1(x, edge_index).relu(), edge_index)
+
+
+# Two layers per conv class, from fastgl.integrations.pyg or torch_geometric.nn. GCNConv and
+# GATConv add self-loops by default, which PyG's to_hetero refuses on bipartite edge types.
+TO_HETERO_LAYERS = {
+    "SAGEConv": lambda m: (m.SAGEConv((-1, -1), 16), m.SAGEConv((-1, -1), 3)),
+    "GATConv": lambda m: (
+        m.GATConv((-1, -1), 8, heads=2, add_self_loops=False),
+        m.GATConv((-1, -1), 3, add_self_loops=False),
+    ),
+    "GINConv": lambda m: (
+        m.GINConv(torch.nn.LazyLinear(16), train_eps=True),
+        m.GINConv(torch.nn.LazyLinear(3)),
+    ),
+    "GCNConv": lambda m: (m.GCNConv(-1, 16), m.GCNConv(-1, 3)),  # one node type only
+}
+
+
+def papers_only(data):
+    """``data``'s papers and their citations both ways: no bipartite edge type."""
+    out = HeteroData()
+    out["paper"].x, out["paper"].y = data["paper"].x, data["paper"].y
+    out[CITES].edge_index = data[CITES].edge_index
+    out["paper", "cited_by", "paper"].edge_index = data[CITES].edge_index.flip(0)
+    return out
+
+
+def to_hetero_step(name, module, batch):
+    """to_hetero (aggr="sum") of the two ``name`` layers of ``module`` (fastgl's drop-in or
+    ``torch_geometric.nn``), its lazy layers initialized on ``batch``, in float64."""
+    torch.manual_seed(0)
+    model = to_hetero(TwoLayers(*TO_HETERO_LAYERS[name](module)), batch.metadata(), aggr="sum")
+    model(batch.x_dict, batch.edge_index_dict)  # initializes the lazy layers
+    return model.double()
+
+
+@pytest.mark.parametrize("name", TO_HETERO_LAYERS)
+def test_to_hetero_of_fastgl_layers_trains_on_a_batch_like_pyg(name):
+    import torch_geometric.nn as pyg_nn
+
+    import fastgl.integrations.pyg as fastgl_pyg
+
+    data = hetero_data() if name != "GCNConv" else papers_only(hetero_data())
     torch.manual_seed(0)
     batch = next(iter(NeighborLoader(data, [4, 3], input_nodes="paper", batch_size=16)))
-    train_step_matches_pyg(
-        lambda conv: to_hetero(GraphSAGE(conv), data.metadata(), aggr="sum"), batch
-    )
+    ours, theirs = (to_hetero_step(name, m, batch) for m in (fastgl_pyg, pyg_nn))
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+    theirs.load_state_dict(ours.state_dict())
+    x_dict = {k: x.double() for k, x in batch.x_dict.items()}
+    seeds, results = batch["paper"].batch_size, []
+    for model in (ours, theirs):
+        out = model(x_dict, batch.edge_index_dict)
+        assert out.keys() == set(batch.node_types)
+        loss = F.cross_entropy(out["paper"][:seeds], batch["paper"].y[:seeds])
+        (loss + sum(o.square().mean() for o in out.values())).backward()  # every type's output
+        results.append((out, {k: p.grad for k, p in model.named_parameters()}))
+    (out, grads), (ref_out, ref_grads) = results
+    for ntype in batch.node_types:  # every type summed over the edge types ending in it
+        torch.testing.assert_close(out[ntype], ref_out[ntype], msg=ntype)
+    assert grads.keys() == ref_grads.keys()
+    for key, grad in grads.items():
+        torch.testing.assert_close(grad, ref_grads[key], msg=key)
+
+
+@pytest.mark.parametrize("name", ["GCNConv", "GATConv"])
+def test_to_hetero_refuses_self_loops_on_bipartite_edge_types_like_pyg(name):
+    import torch_geometric.nn as pyg_nn
+
+    import fastgl.integrations.pyg as fastgl_pyg
+
+    data = hetero_data()
+    for module in (fastgl_pyg, pyg_nn):
+        conv = getattr(module, name)
+        with pytest.raises(ValueError, match="'add_self_loops' attribute set to 'True'"):
+            to_hetero(TwoLayers(conv(-1, 16), conv(-1, 3)), data.metadata())
+    # Without self-loops, GCNConv still takes no (x_src, x_dst) pair: both refuse it.
+    for module in (fastgl_pyg, pyg_nn):
+        convs = [module.GCNConv(-1, out, add_self_loops=False) for out in (16, 3)]
+        model = to_hetero(TwoLayers(*convs), data.metadata())
+        with pytest.raises(ValueError, match="tuple of node features"):
+            model(data.x_dict, data.edge_index_dict)
 
 
 # LinkNeighborLoader ##############################################################################

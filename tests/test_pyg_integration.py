@@ -5,6 +5,8 @@ against the data itself and the distribution against the definition.
 """
 
 import collections
+import copy
+import pickle
 
 import pytest
 import torch
@@ -224,9 +226,90 @@ def test_unsupported_inputs_are_rejected_clearly():
         next(iter(NeighborLoader(data, [2], input_nodes=torch.tensor([1, 1]), batch_size=2)))
 
 
-def test_conv_layers_are_exported_under_pyg_names():
+# The layers: fastgl.nn's, as PyG MessagePassing modules ##########################################
+
+LAYERS = {  # name -> layer of fastgl.integrations.pyg or torch_geometric.nn (same arguments)
+    "GCNConv": lambda m: m.GCNConv(8, 6, improved=True),
+    "SAGEConv": lambda m: m.SAGEConv(8, 6, project=True),
+    "GINConv": lambda m: m.GINConv(
+        torch.nn.Sequential(torch.nn.Linear(8, 6), torch.nn.ReLU(), torch.nn.Linear(6, 6)),
+        train_eps=True,
+    ),
+    "GATConv": lambda m: m.GATConv(8, 3, heads=2),
+}
+X = torch.randn(7, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 1, 3], [1, 2, 3, 4, 5, 6, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_conv_layers_are_fastgl_layers_and_pyg_message_passing(name):
+    import torch_geometric.nn as pyg_nn
+
     import fastgl.integrations.pyg as pyg_dropin
     import fastgl.nn
 
-    for name in ("GCNConv", "SAGEConv", "GINConv", "GATConv"):
-        assert getattr(pyg_dropin, name) is getattr(fastgl.nn, name)
+    cls = getattr(pyg_dropin, name)
+    assert issubclass(cls, getattr(fastgl.nn, name)) and issubclass(cls, pyg_nn.MessagePassing)
+    assert cls.forward is getattr(fastgl.nn, name).forward  # fastgl's code computes
+    ours, theirs = LAYERS[name](pyg_dropin).double(), LAYERS[name](pyg_nn).double()
+    assert isinstance(ours, pyg_nn.MessagePassing)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+    ours.load_state_dict(theirs.state_dict())  # strict, both ways
+    torch.testing.assert_close(ours(X, EDGE_INDEX), theirs(X, EDGE_INDEX))
+    back = LAYERS[name](pyg_nn).double()
+    back.load_state_dict(ours.state_dict())
+    torch.testing.assert_close(back(X, EDGE_INDEX), theirs(X, EDGE_INDEX))
+    assert (ours.flow, ours.explain, ours.decomposed_layers) == ("source_to_target", None, 1)
+    assert ours.aggr == theirs.aggr and ours.node_dim == theirs.node_dim
+    assert getattr(ours, "add_self_loops", None) == getattr(theirs, "add_self_loops", None)
+    # A copy (to_hetero deep-copies per edge type) and a pickled one (DataLoader workers).
+    for copy_ in (copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))):
+        assert type(copy_) is cls
+        torch.testing.assert_close(copy_(X, EDGE_INDEX), theirs(X, EDGE_INDEX))
+
+
+def test_message_passing_steps_fastgl_does_not_have_are_refused():
+    import torch_geometric.nn as pyg_nn
+    from torch_geometric.explain.algorithm.utils import clear_masks, set_masks
+    from torch_geometric.utils import get_num_hops
+
+    from fastgl.integrations.pyg import GCNConv, SAGEConv
+
+    model = torch.nn.Sequential(GCNConv(8, 8), torch.nn.ReLU(), SAGEConv(8, 4))
+    assert get_num_hops(model) == 2
+    conv = model[0]
+    for register in ("register_message_forward_pre_hook", "register_propagate_forward_hook"):
+        with pytest.raises(NotImplementedError, match=register):
+            getattr(conv, register)(lambda *args: None)
+    with pytest.raises(NotImplementedError, match="propagate"):
+        conv.propagate(EDGE_INDEX, x=X)
+    with pytest.raises(NotImplementedError, match="decomposed_layers=2"):
+        conv.decomposed_layers = 2
+    conv.decomposed_layers = 1
+    # Explainer edge masks would be silently ignored: refused (node-feature masks need none).
+    with pytest.raises(NotImplementedError, match="edge masks"):
+        set_masks(model, torch.ones(EDGE_INDEX.shape[1]), EDGE_INDEX)
+    conv.explain = False  # PyG's "do not explain this layer" is fine
+    clear_masks(model)
+    assert (conv.explain, model[2].explain) == (False, None)
+
+    # to_hetero_with_bases weighs messages by a message hook: refused, not ignored.
+    class OneLayer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = SAGEConv(8, 4)
+
+        def forward(self, x, edge_index):
+            return self.conv(x, edge_index)
+
+    metadata = (["a", "b"], [("a", "to", "b"), ("b", "to", "a")])
+    with pytest.raises(NotImplementedError, match="register_message_forward_hook"):
+        pyg_nn.to_hetero_with_bases(OneLayer(), metadata, num_bases=2)
+
+
+def test_conv_layers_compile():
+    from fastgl.integrations.pyg import SAGEConv
+
+    conv = SAGEConv(8, 6).double()
+    compiled = torch.compile(conv, backend="aot_eager")
+    torch.testing.assert_close(compiled(X, EDGE_INDEX), conv(X, EDGE_INDEX))

@@ -3,17 +3,21 @@
 * ``NeighborLoader``, ``LinkNeighborLoader``: PyG's loaders with fastgl's sampler.
 * ``NeighborSampler``: a ``torch_geometric.sampler.NeighborSampler`` to pass as
   ``neighbor_sampler=`` to PyG's own loaders.
-* ``GCNConv``, ``SAGEConv``, ``GINConv``, ``GATConv``: fastgl's conv layers (PyG's arguments,
-  state-dict keys and outputs; ``edge_index``, ``EdgeIndex`` or sparse ``adj_t`` inputs).
+* ``GCNConv``, ``SAGEConv``, ``GINConv``, ``GATConv``: ``fastgl.nn``'s conv layers (PyG's
+  arguments, state-dict keys and outputs; ``edge_index``, ``EdgeIndex`` or sparse ``adj_t``
+  inputs) that are also ``torch_geometric.nn.MessagePassing`` instances, so that PyG's
+  ``to_hetero`` sums their outputs per destination type as for its own layers (what needs
+  PyG's per-edge messages, such as message hooks or explainer edge masks, raises
+  ``NotImplementedError``; see :mod:`.conv`).
 
 Example:
     >>> from fastgl.integrations.pyg import NeighborLoader, SAGEConv
     >>> loader = NeighborLoader(data, num_neighbors=[25, 10], batch_size=1024, shuffle=True,
     ...                         input_nodes=data.train_mask)
+    >>> model = torch_geometric.nn.to_hetero(model, hetero_data.metadata())  # model of SAGEConvs
 """
 
-from fastgl.nn import GATConv, GCNConv, GINConv, SAGEConv
-
+from .conv import GATConv, GCNConv, GINConv, SAGEConv
 from .loader import LinkNeighborLoader, NeighborLoader
 from .sampler import NeighborSampler
 
