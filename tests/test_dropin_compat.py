@@ -1,8 +1,9 @@
 """The PyG drop-in's compatibility points, one named case each (the DGL ones are in
 tests/with_dgl/test_dgl_dropin_compat.py).
 
-Layers (``fastgl.nn``, which ``fastgl.integrations.pyg`` re-exports) run beside PyG's own class:
-the same state dict, float64, and outputs, parameter gradients and input gradients must agree.
+Layers (``fastgl.nn``, and the PyG drop-in's MessagePassing subclasses of them) run beside
+PyG's own class: the same state dict, float64, and outputs, parameter gradients and input
+gradients must agree.
 PyG's loaders cannot sample here (no pyg-lib), so a loader case checks PyG's documented batch
 layout and semantics against the graph itself: seeds first, every batch edge an edge of the graph
 with its ``e_id``, per-hop counts ``min(fanout, in-degree)``, times never after the seed's.
