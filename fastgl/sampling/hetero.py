@@ -88,11 +88,17 @@ class HeteroSampledSubgraph:
         seed_index: per node type, the local index of every given seed (repeats map to their
             first occurrence).
         in_degrees: per relation, the in-degree along the relation (in the whole graph) of
-            every node of ``nodes[dst_type]``, or ``None``.
+            every node of ``nodes[dst_type]``, or ``None``; the sampler's are computed on
+            first access (a read-only mapping).
         batch: disjoint sampling: per node type, the seed each node's tree grows from (its
             position among all seeds, node types in the graph's order); ``None`` otherwise.
         layerwise: the sample is layer-wise (DGL's semantics: at every hop all nodes so far
             drew); its blocks then hold one hop each.
+        hop_indptr: per relation, per hop, the CSC offsets of the hop's edges over the hop's
+            transits of the destination type (``None`` where the relation drew nothing): hop
+            ``h``'s transits are the nodes new at hop ``h-1`` (the seeds at hop 1) hop-wise,
+            every node before hop ``h`` layer-wise, so a layer-wise hop's offsets are its
+            block's CSC as they come from the draw (DGL's drop-in builds its blocks from them).
     """
 
     nodes: dict[str, Tensor]
@@ -102,9 +108,10 @@ class HeteroSampledSubgraph:
     num_sampled_nodes: dict[str, list[int]]
     num_sampled_edges: dict[EdgeType, list[int]]
     seed_index: dict[str, Tensor]
-    in_degrees: dict[EdgeType, Tensor] | None = None
+    in_degrees: Mapping[EdgeType, Tensor] | None = None
     batch: dict[str, Tensor] | None = None
     layerwise: bool = False
+    hop_indptr: dict[EdgeType, list[Tensor | None]] | None = None
 
     @property
     def num_layers(self) -> int:
@@ -152,10 +159,17 @@ class HeteroSampledSubgraph:
         for layer, sizes in enumerate(self.block_sizes):
             hops = num_layers - layer
             first = hops - 1 if self.layerwise else 0
+            # Layer-wise, a layer is one hop, whose draw made its CSC offsets already.
+            drawn = self.hop_indptr if self.layerwise and self.hop_indptr is not None else None
             blocks.append(
                 {
                     etype: self._relation_block(
-                        etype, ends[first], ends[hops], sizes[etype[0]][0], sizes[etype[2]][1]
+                        etype,
+                        ends[first],
+                        ends[hops],
+                        sizes[etype[0]][0],
+                        sizes[etype[2]][1],
+                        None if drawn is None else drawn[etype][hops - 1],
                     )
                     for etype, ends in edge_ends.items()
                 }
@@ -163,14 +177,23 @@ class HeteroSampledSubgraph:
         return blocks
 
     def _relation_block(
-        self, etype: EdgeType, first: int, last: int, num_src: int, num_dst: int
+        self,
+        etype: EdgeType,
+        first: int,
+        last: int,
+        num_src: int,
+        num_dst: int,
+        indptr: Tensor | None = None,
     ) -> RelationBlock:
-        """Relation ``etype``'s block of edges ``first .. last - 1`` (grouped by destination)."""
+        """Relation ``etype``'s block of edges ``first .. last - 1`` (grouped by destination),
+        with ``indptr`` its CSC offsets when known."""
         src_type, _, dst_type = etype
         dst = self.col[etype][first:last]
         degrees = None
         if src_type == dst_type and self.in_degrees is not None:
             degrees = self.in_degrees[etype][:num_src]
+        if indptr is None:
+            indptr = sorted_target_offsets(dst, num_dst)
         return RelationBlock(
             src=self.row[etype][first:last],
             dst=dst,
@@ -179,7 +202,7 @@ class HeteroSampledSubgraph:
             num_src_nodes=num_src,
             num_dst_nodes=num_dst,
             src_in_degrees=degrees,
-            indptr=sorted_target_offsets(dst, num_dst),
+            indptr=indptr,
             dst_node_ids=self.nodes[dst_type][:num_dst],
         )
 
@@ -327,6 +350,14 @@ class HeteroNeighborSampler:
         # Disjoint node keys tree * key_base + global id (key_base > 0 even without nodes).
         self._key_base = max(sum(graph.num_nodes.values()), 1)
         self._type_offsets = graph.node_offsets.tolist()  # read once, not per batch
+        self._fanout_rows = table
+        # A transit's row in the combined CSC: its global id + _row_base[relation].
+        starts = graph.combined.indptr_start.tolist()
+        types = {t: i for i, t in enumerate(graph.node_types)}
+        self._row_base = [
+            start - self._type_offsets[types[dst]]
+            for start, (_, _, dst) in zip(starts, graph.edge_types)
+        ]
 
     @property
     def temporal(self) -> bool:
@@ -356,23 +387,31 @@ class HeteroNeighborSampler:
         key: int,
         seed_time: Mapping[str, Tensor] | None = None,
     ) -> HeteroSampledSubgraph:
-        """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with)."""
+        """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with).
+
+        Nodes are kept per type (one ``fastgl::id_map`` per type and hop over keys of that type)
+        and a relation's pairs are its transits in their order, so every relation's draws come
+        out grouped as the result lays them out: nothing is sorted by type or by relation."""
         seed_ids, seeds_per_type = self._checked_seeds(seeds)
         tree_time = self._tree_times(seeds, seed_time)
         keys = seed_ids
         if self.disjoint:  # every seed its own tree, repeats included
             keys = tree_keys(_WHERE, seed_ids, self._key_base)
-        keys, seed_local = id_map(keys.new_empty(0), keys)
-        hop_ends, hops = [keys.numel()], []
-        for hop in range(self.num_hops):
-            begin = 0 if self.layerwise or hop == 0 else hop_ends[hop - 1]
-            rel, transit, eid, neighbor_keys = self._draw_hop(
-                keys[begin:], hop, hop_key(key, hop), tree_time
+        nodes, seed_index = {}, {}
+        for ntype, part in zip(self.graph.node_types, keys.split(seeds_per_type)):
+            nodes[ntype], seed_index[ntype] = (
+                id_map(part[:0], part) if part.numel() else (part, part)
             )
-            keys, local = id_map(keys, neighbor_keys)
-            hops.append((rel, local, begin + transit, eid))
-            hop_ends.append(keys.numel())
-        return self._assemble(keys, seed_local, seeds_per_type, hop_ends, hops)
+        node_ends = [{t: n.numel() for t, n in nodes.items()}]
+        hops = []
+        for hop in range(self.num_hops):
+            # Hop-wise, the nodes new at the previous hop draw; layer-wise, every node so far.
+            fresh = self.layerwise or hop == 0
+            begin = dict.fromkeys(nodes, 0) if fresh else node_ends[hop - 1]
+            drawn = self._draw_hop(nodes, begin, hop, hop_key(key, hop), tree_time)
+            hops.append(self._relabel(nodes, drawn))
+            node_ends.append({t: n.numel() for t, n in nodes.items()})
+        return self._assemble(nodes, seed_index, node_ends, hops)
 
     def _checked_seeds(self, seeds: Mapping[str, Tensor]) -> tuple[Tensor, list[int]]:
         """The seeds as global ids, node types in the graph's order, and their count per type."""
@@ -452,107 +491,172 @@ class HeteroNeighborSampler:
         check_ids(_WHERE, what, ids, self.graph.num_nodes[ntype], f"'{ntype}'")
 
     def _draw_hop(
-        self, transit_keys: Tensor, hop: int, seed: int, tree_time: Tensor | None
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """One compiled draw for every (relation, transit) pair of the hop. Returns, per drawn
-        edge, its relation, its transit (position in ``transit_keys``), its edge id within the
-        relation and the key of its source (the global id, plus the transit's tree when
-        disjoint). Temporal: each pair draws from its range's prefix valid at ``tree_time`` of
-        its tree, in the time-sorted view."""
+        self,
+        nodes: dict[str, Tensor],
+        begin: dict[str, int],
+        hop: int,
+        seed: int,
+        tree_time: Tensor | None,
+    ) -> list[tuple[int, Tensor, Tensor, Tensor, Tensor]]:
+        """One compiled draw for every (relation, transit) pair of the hop: relation-major (the
+        graph's order), each relation's transits (``nodes[dst_type][begin[dst_type]:]``) in
+        their order; relations with fanout 0 at the hop have none. Pair ``p`` draws from Philox
+        stream ``p``. Returns, per relation that drew, ``(relation index, indptr over its
+        transits, local id of every drawn edge's destination in nodes[dst_type], edge id within
+        the relation, key of its source)``: the global id, plus the transit's tree when
+        disjoint. Temporal: each pair draws from its range's prefix valid at ``tree_time`` of
+        its tree, in the time-sorted view. One read-back: the relations' edge counts."""
         graph, combined = self.graph, self.graph.combined
-        tree, ids = None, transit_keys
-        if self.disjoint:
-            tree, ids = split_tree_keys(transit_keys, self._key_base)
-        rel, transit = self._pairs(_type_of(ids, graph.node_offsets), hop)
-        dst_type = combined.dst_type[rel]
-        row = combined.indptr_start[rel] + ids[transit] - graph.node_offsets[dst_type]
+        drawing, transit_of = [], {}
+        for r, etype in enumerate(graph.edge_types):
+            dst_type = etype[2]
+            if self._fanout_rows[hop][r] == 0 or nodes[dst_type].numel() == begin[dst_type]:
+                continue
+            if dst_type not in transit_of:  # (keys, global ids, trees) of the type's transits
+                transit_keys = nodes[dst_type][begin[dst_type] :]
+                tree, ids = (None, transit_keys)
+                if self.disjoint:
+                    tree, ids = split_tree_keys(transit_keys, self._key_base)
+                transit_of[dst_type] = (transit_keys, ids, tree)
+            drawing.append((r, dst_type))
+        if not drawing:
+            return []
+        counts = [transit_of[t][1].numel() for _, t in drawing]
+        device = combined.indptr.device
+        row = (
+            torch.cat([transit_of[t][1] + self._row_base[r] for r, t in drawing])
+            if len(drawing) > 1
+            else transit_of[drawing[0][1]][1] + self._row_base[drawing[0][0]]
+        )
         starts, ends = combined.indptr[row], combined.indptr[row + 1]
-        fanouts = self._fanout_table[hop, rel]
+        per_rel = torch.tensor(counts, device=device)
+        rel_ids = torch.tensor([r for r, _ in drawing], device=device)
+        fanouts = torch.repeat_interleave(
+            self._fanout_table[hop, rel_ids], per_rel, output_size=row.numel()
+        )
         sources, edge_ids = combined.indices, combined.eid
         if self._time_rows is not None:  # cut every range to its tree's valid prefix
-            rows, times = self._time_rows, tree_time[tree[transit]]
-            starts, ends, fanouts = rows.ranges(
-                starts, ends, fanouts, times, self.strategy, self._timed[rel]
-            )
+            rows = self._time_rows
+            times = tree_time[torch.cat([transit_of[t][2] for _, t in drawing])]
+            timed = torch.repeat_interleave(self._timed[rel_ids], per_rel, output_size=row.numel())
+            starts, ends, fanouts = rows.ranges(starts, ends, fanouts, times, self.strategy, timed)
             sources, edge_ids = rows.sources, rows.edge_ids
         weight = combined.weight if self.weighted else None
         ptr, slots = sample_ranges(starts, ends, weight, fanouts, self.replace, seed)
         pair = expand_ptr(ptr, slots.numel())
-        neighbor_keys = sources[slots]
+        neighbor_keys, edge_ids = sources[slots], edge_ids[slots]
         if self.disjoint:  # a neighbor joins its transit's tree
-            neighbor_keys = neighbor_keys + (transit_keys - ids)[transit[pair]]
-        return rel[pair], transit[pair], edge_ids[slots], neighbor_keys
+            tree_base = torch.cat([transit_of[t][0] - transit_of[t][1] for _, t in drawing])
+            neighbor_keys = neighbor_keys + tree_base[pair]
+        pair_ends = list(accumulate([0] + counts))
+        edge_ends = ptr[pair_ends].tolist()
+        drawn = []
+        for (r, t), p0, p1, e0, e1 in zip(
+            drawing, pair_ends, pair_ends[1:], edge_ends, edge_ends[1:]
+        ):
+            drawn.append(
+                (
+                    r,
+                    ptr[p0 : p1 + 1] - e0,
+                    pair[e0:e1] - (p0 - begin[t]),
+                    edge_ids[e0:e1],
+                    neighbor_keys[e0:e1],
+                )
+            )
+        return drawn
 
-    def _pairs(self, transit_type: Tensor, hop: int) -> tuple[Tensor, Tensor]:
-        """``(relation, transit)`` of every pair that draws at ``hop``: relation-major (the
-        graph's order), each relation's transits in their order; relations with fanout 0 at the
-        hop have none. Pair ``p`` draws from Philox stream ``p``."""
-        combined, device = self.graph.combined, transit_type.device
-        num_types = len(self.graph.node_types)
-        by_type = torch.argsort(transit_type, stable=True)
-        per_type = torch.bincount(transit_type, minlength=num_types)
-        type_start = per_type.cumsum(0) - per_type
-        per_rel = per_type[combined.dst_type] * (self._fanout_table[hop] != 0)
-        num_pairs = int(per_rel.sum())
-        rel = torch.repeat_interleave(
-            torch.arange(per_rel.numel(), device=device), per_rel, output_size=num_pairs
-        )
-        rank = torch.arange(num_pairs, device=device) - (per_rel.cumsum(0) - per_rel)[rel]
-        return rel, by_type[type_start[combined.dst_type[rel]] + rank]
+    def _relabel(
+        self, nodes: dict[str, Tensor], drawn: list[tuple[int, Tensor, Tensor, Tensor, Tensor]]
+    ) -> dict[int, tuple[Tensor, Tensor, Tensor, Tensor]]:
+        """Adds the hop's new sources to ``nodes`` (per source type, one ``id_map`` over its
+        relations' sources in relation order: first-occurrence order) and returns per relation
+        that drew ``(indptr, row, col, eid)``, ``row`` the sources' local ids."""
+        edge_types = self.graph.edge_types
+        out = {}
+        for ntype in nodes:
+            mine = [d for d in drawn if edge_types[d[0]][0] == ntype]
+            if not mine:
+                continue
+            sources = [d[4] for d in mine]
+            neighbor_keys = torch.cat(sources) if len(sources) > 1 else sources[0]
+            nodes[ntype], local = id_map(nodes[ntype], neighbor_keys)
+            parts = local.split([s.numel() for s in sources]) if len(sources) > 1 else [local]
+            for (r, indptr, col, eid, _), row in zip(mine, parts):
+                out[r] = (indptr, row, col, eid)
+        return out
 
     def _assemble(
         self,
-        keys: Tensor,
-        seed_local: Tensor,
-        seeds_per_type: list[int],
-        hop_ends: list[int],
-        hops: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+        nodes: dict[str, Tensor],
+        seed_index: dict[str, Tensor],
+        node_ends: list[dict[str, int]],
+        hops: list[dict[int, tuple[Tensor, Tensor, Tensor, Tensor]]],
     ) -> HeteroSampledSubgraph:
-        """Splits the mixed-type node list and edge lists (positions in ``keys``) by node type
-        and relation; a node's local id is its rank within its type (a stable sort by type
-        keeps every type's seeds-then-hops, first-occurrence order)."""
-        graph, device = self.graph, keys.device
-        trees, ids = split_tree_keys(keys, self._key_base) if self.disjoint else (None, keys)
-        node_type = _type_of(ids, graph.node_offsets)
-        node_hop = _group_index(_diffs(hop_ends), device)
-        node_counts = _counts(node_type, node_hop, len(graph.node_types), len(hop_ends))
-        per_type = [sum(c) for c in node_counts]
-        by_type = torch.argsort(node_type, stable=True)
-        type_start = torch.tensor(list(accumulate([0] + per_type[:-1])), device=device)
-        local = torch.empty_like(by_type)
-        local[by_type] = (
-            torch.arange(by_type.numel(), device=device) - type_start[node_type[by_type]]
-        )
-        types = graph.node_types
-        nodes = (ids - graph.node_offsets[node_type])[by_type].split(per_type)
-        rel, row, col, eid = (torch.cat(parts) for parts in zip(*hops)) if hops else [ids[:0]] * 4
-        edge_hop = _group_index([r.numel() for r, *_ in hops], device)
-        edge_counts = _counts(rel, edge_hop, len(graph.edge_types), self.num_hops)
-        by_rel = torch.argsort(rel, stable=True)
-        per_rel = [sum(c) for c in edge_counts]
-        edges = [t[by_rel].split(per_rel) for t in (local[row], local[col], eid)]
-        nodes_of = dict(zip(types, nodes))
+        """The result's fields from the nodes per type (keys) and the edges per hop and
+        relation."""
+        graph = self.graph
+        empty = torch.zeros(0, dtype=torch.int64, device=graph.device)
+        ids_of, batch = {}, {} if self.disjoint else None
+        for ntype, offset in zip(graph.node_types, self._type_offsets):
+            ids = nodes[ntype]
+            if self.disjoint:
+                batch[ntype], ids = split_tree_keys(ids, self._key_base)
+            ids_of[ntype] = ids - offset if offset else ids
+        row, col, eid, num_edges, indptr = {}, {}, {}, {}, {}
+        for r, etype in enumerate(graph.edge_types):
+            parts = [hop[r] for hop in hops if r in hop]
+            num_edges[etype] = [hop[r][1].numel() if r in hop else 0 for hop in hops]
+            indptr[etype] = [hop[r][0] if r in hop else None for hop in hops]
+            for field, i in ((row, 1), (col, 2), (eid, 3)):
+                field[etype] = (
+                    empty
+                    if not parts
+                    else parts[0][i]
+                    if len(parts) == 1
+                    else torch.cat([p[i] for p in parts])
+                )
+        counts = {
+            t: [node_ends[0][t]] + [b[t] - a[t] for a, b in zip(node_ends, node_ends[1:])]
+            for t in graph.node_types
+        }
         return HeteroSampledSubgraph(
-            nodes=nodes_of,
-            row=dict(zip(graph.edge_types, edges[0])),
-            col=dict(zip(graph.edge_types, edges[1])),
-            eid=dict(zip(graph.edge_types, edges[2])),
-            num_sampled_nodes=dict(zip(types, node_counts)),
-            num_sampled_edges=dict(zip(graph.edge_types, edge_counts)),
-            seed_index=dict(zip(types, local[seed_local].split(seeds_per_type))),
-            in_degrees=self._in_degrees(nodes_of),
-            batch=(dict(zip(types, trees[by_type].split(per_type))) if self.disjoint else None),
+            nodes=ids_of,
+            row=row,
+            col=col,
+            eid=eid,
+            num_sampled_nodes=counts,
+            num_sampled_edges=num_edges,
+            seed_index=seed_index,
+            in_degrees=_InDegrees(graph, ids_of),
+            batch=batch,
             layerwise=self.layerwise,
+            hop_indptr=indptr,
         )
 
-    def _in_degrees(self, nodes: dict[str, Tensor]) -> dict[EdgeType, Tensor]:
-        """Per relation, the in-degree along it of every sampled node of its destination type."""
-        combined = self.graph.combined
-        degrees = {}
-        for r, etype in enumerate(self.graph.edge_types):
-            row = combined.indptr_start[r] + nodes[etype[2]]
-            degrees[etype] = combined.indptr[row + 1] - combined.indptr[row]
-        return degrees
+
+class _InDegrees(Mapping):
+    """Per relation, the in-degree along it (in the whole graph) of every sampled node of its
+    destination type, computed on first access (most users never read them)."""
+
+    def __init__(self, graph: HeteroCSCGraph, nodes: dict[str, Tensor]) -> None:
+        self._graph, self._nodes, self._cache = graph, nodes, {}
+
+    def __getitem__(self, etype: EdgeType) -> Tensor:
+        if etype not in self._cache:
+            r = self._graph.edge_types.index(etype)  # ValueError: not a relation of the graph
+            combined = self._graph.combined
+            row = combined.indptr_start[r] + self._nodes[etype[2]]
+            self._cache[etype] = combined.indptr[row + 1] - combined.indptr[row]
+        return self._cache[etype]
+
+    def __iter__(self):
+        return iter(self._graph.edge_types)
+
+    def __len__(self) -> int:
+        return len(self._graph.edge_types)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def hetero_neighbor_sample(
@@ -617,24 +721,3 @@ def _fanouts_per_relation(
     if len(set(hops.values())) > 1:
         raise ValueError(f"{_WHERE}: every relation must have the same number of hops, got {hops}")
     return per_relation, next(iter(hops.values()), 0)
-
-
-def _type_of(ids: Tensor, node_offsets: Tensor) -> Tensor:
-    """The node type (index) of every global id: the number of types that end at or before it."""
-    return torch.bucketize(ids, node_offsets[1:], right=True)
-
-
-def _diffs(ends: list[int]) -> list[int]:
-    return [b - a for a, b in zip([0] + ends[:-1], ends)]
-
-
-def _group_index(sizes: list[int], device: torch.device) -> Tensor:
-    """``[sum(sizes)]`` int64: ``g`` repeated ``sizes[g]`` times."""
-    counts = torch.tensor(sizes, dtype=torch.int64, device=device)
-    return torch.repeat_interleave(torch.arange(len(sizes), device=device), counts)
-
-
-def _counts(group: Tensor, sub: Tensor, num_groups: int, num_subs: int) -> list[list[int]]:
-    """``counts[g][s]``: how many entries have ``group == g`` and ``sub == s`` (one read-back)."""
-    flat = torch.bincount(group * num_subs + sub, minlength=num_groups * num_subs)
-    return flat.reshape(num_groups, num_subs).tolist()
