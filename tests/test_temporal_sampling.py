@@ -413,3 +413,19 @@ def test_hop_key_is_sample_hops_hop_key():
     for key in (0, 1, 12345, (1 << 62) - 1, (1 << 63) - 1):
         for hop in range(6):
             assert hop_key(key, hop) == reference_hop_key(key, hop)
+
+
+@pytest.mark.parametrize(
+    "node_dtype, seed_dtype", [(torch.int64, torch.float32), (torch.float32, torch.int64)]
+)
+def test_times_of_two_dtypes_compare_exactly(node_dtype, seed_dtype):
+    # float32 holds 24 significant bits: compared in float32, 1600000001 rounds to 1600000000
+    # (and 16777219 to 16777220), which would admit a neighbor one tick in its seed's future.
+    big = 1_600_000_000 if node_dtype == torch.int64 else 16_777_220
+    graph = CSCGraph.from_edge_index(torch.tensor([[0], [1]]))
+    node_time = torch.tensor([big + 1, big], dtype=torch.int64).to(node_dtype)
+    seed_time = torch.tensor([big if node_dtype == torch.int64 else 16_777_219]).to(seed_dtype)
+    sampler = TemporalNeighborSampler(graph, [-1], node_time=node_time)
+    assert sampler.sample(torch.tensor([1]), seed_time=seed_time).nodes.tolist() == [1]
+    later = seed_time + (128 if node_dtype == torch.int64 else 1)  # the next float32 / int
+    assert sampler.sample(torch.tensor([1]), seed_time=later).nodes.tolist() == [1, 0]

@@ -139,7 +139,9 @@ class TemporalNeighborSampler:
                 )
             return self.node_time[seeds]
         check_times(_WHERE, "seed_time", seed_time, seeds.numel(), "seeds", self.graph.device)
-        return seed_time
+        # One exact dtype for the comparison: torch would compare int64 times with float32 seed
+        # times in float32, whose rounding could admit a neighbor later than its seed.
+        return seed_time.to(common_time_dtype([self._rows.slot_time, seed_time]))
 
     def __repr__(self) -> str:
         time = "node_time" if self.node_time is not None else "edge_time"
