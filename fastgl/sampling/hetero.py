@@ -370,22 +370,32 @@ class HeteroNeighborSampler:
         generator: torch.Generator | None = None,
         *,
         seed_time: Mapping[str, Tensor] | None = None,
+        edge_weight: Tensor | None = None,
     ) -> HeteroSampledSubgraph:
         """Samples one mini-batch around ``seeds``: a dict ``{node_type: 1-D int tensor of ids
         of that type}`` (types left out, or given empty tensors, have no seeds).
+
+        ``edge_weight`` (not with temporal sampling): this batch's draws are proportional to it
+        instead of to the graph's weights (or uniform), whatever ``weighted`` says: ``[E]``
+        non-negative floats on the graph's device, one per slot of ``graph.combined`` (its
+        relation-major CSC order); a zero-weight edge is never drawn. DGL's drop-in excludes
+        edges this way (its weights with the excluded edges at zero).
 
         ``seed_time`` (temporal sampling only): ``{node_type: one time per seed of that type}``
         (PyG's ``input_time``); a seed type left out takes its seeds' own ``node_time``
         (required with ``edge_time``, and for seed types without node times). ``generator``
         (on the graph's device type; default: torch's) gives the Philox key: the same state
         gives the same sample, on CPU and GPU alike for the same key."""
-        return self._sample(seeds, draw_key(generator, self.graph.device, _WHERE), seed_time)
+        key = draw_key(generator, self.graph.device, _WHERE)
+        return self._sample(seeds, key, seed_time, edge_weight=edge_weight)
 
     def _sample(
         self,
         seeds: Mapping[str, Tensor],
         key: int,
         seed_time: Mapping[str, Tensor] | None = None,
+        *,
+        edge_weight: Tensor | None = None,
     ) -> HeteroSampledSubgraph:
         """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with).
 
@@ -394,6 +404,7 @@ class HeteroNeighborSampler:
         out grouped as the result lays them out: nothing is sorted by type or by relation."""
         seed_ids, seeds_per_type = self._checked_seeds(seeds)
         tree_time = self._tree_times(seeds, seed_time)
+        weight = self._checked_edge_weight(edge_weight)
         keys = seed_ids
         if self.disjoint:  # every seed its own tree, repeats included
             keys = tree_keys(_WHERE, seed_ids, self._key_base)
@@ -408,10 +419,29 @@ class HeteroNeighborSampler:
             # Hop-wise, the nodes new at the previous hop draw; layer-wise, every node so far.
             fresh = self.layerwise or hop == 0
             begin = dict.fromkeys(nodes, 0) if fresh else node_ends[hop - 1]
-            drawn = self._draw_hop(nodes, begin, hop, hop_key(key, hop), tree_time)
+            drawn = self._draw_hop(nodes, begin, hop, hop_key(key, hop), tree_time, weight)
             hops.append(self._relabel(nodes, drawn))
             node_ends.append({t: n.numel() for t, n in nodes.items()})
         return self._assemble(nodes, seed_index, node_ends, hops)
+
+    def _checked_edge_weight(self, edge_weight: Tensor | None) -> Tensor | None:
+        """The weights this batch draws by: ``edge_weight`` (checked), else the graph's when
+        ``weighted``, else ``None`` (uniform)."""
+        combined = self.graph.combined
+        if edge_weight is None:
+            return combined.weight if self.weighted else None
+        if self.temporal:
+            raise ValueError(f"{_WHERE}: edge_weight does not go with node_time or edge_time")
+        num_edges, device = combined.indices.numel(), self.graph.device
+        if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():
+            raise ValueError(f"{_WHERE}: edge_weight must be a float tensor")
+        if edge_weight.shape != (num_edges,) or edge_weight.device != device:
+            raise ValueError(
+                f"{_WHERE}: edge_weight must have shape [{num_edges}] (one weight per edge of "
+                f"graph.combined) on {device}, got {tuple(edge_weight.shape)} on "
+                f"{edge_weight.device}"
+            )
+        return edge_weight
 
     def _checked_seeds(self, seeds: Mapping[str, Tensor]) -> tuple[Tensor, list[int]]:
         """The seeds as global ids, node types in the graph's order, and their count per type."""
@@ -497,6 +527,7 @@ class HeteroNeighborSampler:
         hop: int,
         seed: int,
         tree_time: Tensor | None,
+        weight: Tensor | None,
     ) -> list[tuple[int, Tensor, Tensor, Tensor, Tensor]]:
         """One compiled draw for every (relation, transit) pair of the hop: relation-major (the
         graph's order), each relation's transits (``nodes[dst_type][begin[dst_type]:]``) in
@@ -541,7 +572,6 @@ class HeteroNeighborSampler:
             timed = torch.repeat_interleave(self._timed[rel_ids], per_rel, output_size=row.numel())
             starts, ends, fanouts = rows.ranges(starts, ends, fanouts, times, self.strategy, timed)
             sources, edge_ids = rows.sources, rows.edge_ids
-        weight = combined.weight if self.weighted else None
         ptr, slots = sample_ranges(starts, ends, weight, fanouts, self.replace, seed)
         pair = expand_ptr(ptr, slots.numel())
         neighbor_keys, edge_ids = sources[slots], edge_ids[slots]

@@ -16,7 +16,7 @@ import itertools
 import operator
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dgl
 import torch
@@ -28,8 +28,9 @@ from torch import Tensor
 
 from fastgl.graph import CSCGraph
 from fastgl.hetero import BipartiteCSC, HeteroCSCGraph
-from fastgl.ops import id_map, sample_hops, sample_ranges
-from fastgl.sampling.neighbor import draw_key, hop_key
+from fastgl.ops import sample_hops
+from fastgl.sampling import HeteroNeighborSampler, HeteroSampledSubgraph
+from fastgl.sampling.neighbor import draw_key
 
 _WHERE = "fastgl NeighborSampler"
 
@@ -209,17 +210,18 @@ class NeighborSampler(BlockSampler):
         output_device = self.output_device or seed_device
         exclude = _exclude_dict(g, exclude_eids) if exclude_eids is not None else {}
         exclude = {etype: ids for etype, ids in exclude.items() if ids.numel()}
-        fanouts = _hop_fanouts(g, self.fanouts)
-        weight, restore = state.graph.combined.weight, None
+        sampler = state.sampler(_hop_fanouts(g, self.fanouts), self.replace)
+        weight, restore = None, None
         if exclude:
             weight, restore = state.excluding(exclude)
         try:
-            sample = _sample_layerwise(
-                state.graph, weight, seeds, fanouts, self.replace, draw_key(None, device)
-            )
+            sample = sampler.sample(seeds, edge_weight=weight)
         finally:
             if restore is not None:
                 restore()
+        for ntype, ids in seeds.items():
+            if sample.num_sampled_nodes[ntype][0] != ids.numel():
+                raise ValueError(f"{_WHERE}: seed_nodes[{ntype!r}] contains duplicate ids")
         blocks = [block.to(output_device) for block in _hetero_blocks(sample, g, state)]
         if blocks:
             input_nodes = blocks[0].srcdata[dgl.NID]
@@ -532,6 +534,19 @@ class _HeteroGraph:
     metagraph: object  # DGL GraphIndex: source types 0..T-1, destination types T..2T-1
     _exclusion_weight: Tensor | None = None
     _slot_of: Tensor | None = None
+    _samplers: dict = field(default_factory=dict)
+
+    def sampler(self, fanouts: dict[tuple, list[int]], replace: bool) -> HeteroNeighborSampler:
+        """fastgl's layer-wise :class:`~fastgl.sampling.HeteroNeighborSampler` of the graph
+        for ``fanouts`` (per canonical edge type, seeds outward), weighted by prob/mask when
+        the graph has them; cached per fanouts."""
+        key = (tuple(tuple(f) for f in fanouts.values()), replace)
+        if key not in self._samplers:
+            weighted = self.graph.combined.weight is not None
+            self._samplers[key] = HeteroNeighborSampler(
+                self.graph, fanouts, replace, weighted, layerwise=True
+            )
+        return self._samplers[key]
 
     def excluding(self, exclude: dict[tuple, Tensor]):
         """Weights of the combined edge array with the edges ``exclude`` (``{canonical etype:
@@ -623,145 +638,43 @@ def _build_hetero(g: dgl.DGLGraph, data: dict, source: tuple, feature) -> _Heter
     return _HeteroGraph(graph, source, metagraph)
 
 
-@dataclass
-class _LayerwiseSample:
-    """A layer-wise heterogeneous sample laid out for DGL's blocks.
-
-    Attributes:
-        nodes: per node type, its ids: the distinct seeds first, then the nodes new at each hop
-            in first-occurrence order.
-        node_ends: per hop ``0 .. L`` (seeds outward), per node type, how many of ``nodes``
-            were known after it (``node_ends[0]``: the seeds).
-        edges: per hop ``1 .. L``, per relation ``(indptr, src, eid)``: the CSC over the
-            ``node_ends[h-1]`` destinations of its destination type (every node so far drew),
-            sources as local ids of the source type, the edge ids within the relation.
-    """
-
-    nodes: dict[str, Tensor]
-    node_ends: list[dict[str, int]]
-    edges: list[dict[tuple, tuple[Tensor, Tensor, Tensor]]]
-
-
-def _sample_layerwise(
-    graph: HeteroCSCGraph,
-    weight: Tensor | None,
-    seeds: dict[str, Tensor],
-    fanouts: dict[tuple, list[int]],
-    replace: bool,
-    key: int,
-) -> _LayerwiseSample:
-    """DGL's layer-wise sample of ``seeds`` (``{ntype: int64 ids}``) with ``fanouts`` per
-    relation (seeds outward), drawn by weights ``weight`` over ``graph.combined``'s slots (or
-    uniformly).
-
-    The draws are those of ``HeteroNeighborSampler(layerwise=True)`` for the Philox key
-    ``key``: per hop one ``fastgl::sample_ranges`` call over the combined edge array, pairs
-    relation-major (fanout-0 relations left out), each relation's destinations in their
-    order, keyed by :func:`~fastgl.sampling.neighbor.hop_key`. What differs is the
-    bookkeeping: nodes are kept per type (one ``fastgl::id_map`` per source type and hop) and
-    a relation's pairs are exactly its block's destinations, so its draws are already the
-    block's CSC, with no sort by type or by relation."""
-    combined = graph.combined
-    offsets = dict(zip(graph.node_types, graph.node_offsets.tolist()))
-    indptr_start = combined.indptr_start.tolist()
-    empty = torch.zeros(0, dtype=torch.int64, device=graph.device)
-    nodes = {}
-    for ntype in graph.node_types:
-        ids = seeds.get(ntype, empty)
-        nodes[ntype], _ = id_map(empty, ids)
-        if nodes[ntype].numel() != ids.numel():
-            raise ValueError(f"{_WHERE}: seed_nodes[{ntype!r}] contains duplicate ids")
-    node_ends = [{t: n.numel() for t, n in nodes.items()}]
-    edges = []
-    num_hops = len(next(iter(fanouts.values()), []))
-    for hop in range(num_hops):
-        drawing = [
-            (r, etype, fanouts[etype][hop])
-            for r, etype in enumerate(graph.edge_types)
-            if fanouts[etype][hop] != 0 and nodes[etype[2]].numel()
-        ]
-        drawn = _draw_relations(combined, weight, nodes, drawing, indptr_start, replace, key, hop)
-        # Per source type, one relabel of its relations' sources (relation order).
-        for ntype in graph.node_types:
-            from_type = [etype for etype in drawn if etype[0] == ntype]
-            if not from_type:
-                continue
-            sources = [drawn[etype][1] - offsets[ntype] for etype in from_type]
-            nodes[ntype], local = id_map(nodes[ntype], torch.cat(sources))
-            for etype, part in zip(from_type, local.split([s.numel() for s in sources])):
-                indptr, _, eid = drawn[etype]
-                drawn[etype] = (indptr, part, eid)
-        layer = {}
-        for etype in graph.edge_types:
-            if etype not in drawn:  # drew nothing: an empty CSC over its destinations
-                num_dst = node_ends[-1][etype[2]]
-                drawn[etype] = (
-                    torch.zeros(num_dst + 1, dtype=torch.int64, device=graph.device),
-                    empty,
-                    empty,
-                )
-            layer[etype] = drawn[etype]
-        edges.append(layer)
-        node_ends.append({t: n.numel() for t, n in nodes.items()})
-    return _LayerwiseSample(nodes, node_ends, edges)
-
-
-def _draw_relations(combined, weight, nodes, drawing, indptr_start, replace, key, hop):
-    """One ``sample_ranges`` call for the hop: per drawing relation ``(r, etype, fanout)``,
-    every node so far of its destination type draws. Returns per relation ``(indptr over its
-    destinations, global source ids, edge ids)``."""
-    if not drawing:
-        return {}
-    dst = [nodes[etype[2]] for _, etype, _ in drawing]
-    counts = [d.numel() for d in dst]
-    rows = torch.cat([d + indptr_start[r] for (r, _, _), d in zip(drawing, dst)])
-    fanout = torch.repeat_interleave(
-        torch.tensor([k for _, _, k in drawing], device=rows.device),
-        torch.tensor(counts, device=rows.device),
-        output_size=rows.numel(),
-    )
-    ptr, slots = sample_ranges(
-        combined.indptr[rows], combined.indptr[rows + 1], weight, fanout, replace, hop_key(key, hop)
-    )
-    sources, eids = combined.indices[slots], combined.eid[slots]
-    pair_ends = list(itertools.accumulate([0] + counts))
-    edge_ends = ptr[pair_ends].tolist()
-    drawn = {}
-    for (_, etype, _), p0, p1, e0, e1 in zip(
-        drawing, pair_ends, pair_ends[1:], edge_ends, edge_ends[1:]
-    ):
-        drawn[etype] = (ptr[p0 : p1 + 1] - e0, sources[e0:e1], eids[e0:e1])
-    return drawn
-
-
 def _hetero_blocks(
-    sample: _LayerwiseSample, g: dgl.DGLGraph, state: _HeteroGraph
+    sample: HeteroSampledSubgraph, g: dgl.DGLGraph, state: _HeteroGraph
 ) -> list[dgl.DGLGraph]:
-    """DGL heterogeneous blocks, input layer first, from a layer-wise sample: every node and
-    edge type of ``g`` (in ``g``'s order), per node type the destinations the prefix of the
-    sources, ``dgl.NID`` per node type and ``dgl.EID`` per edge type in ``g``'s idtype. Made
-    from the arrays as :func:`_csc_block` makes its blocks."""
-    idtype, ntypes = g.idtype, g.ntypes
+    """DGL heterogeneous blocks, input layer first, from a layer-wise
+    :class:`~fastgl.sampling.HeteroSampledSubgraph`: every node and edge type of ``g`` (in
+    ``g``'s order), per node type the destinations the prefix of the sources, ``dgl.NID`` per
+    node type and ``dgl.EID`` per edge type in ``g``'s idtype. A hop's edges of a relation
+    are the CSC over its destinations that the draw made (``sample.hop_indptr``). Made from the
+    arrays as :func:`_csc_block` makes its blocks."""
+    idtype, ntypes, etypes = g.idtype, g.ntypes, g.canonical_etypes
     nodes = {t: ids.to(idtype) for t, ids in sample.nodes.items()}
+    node_ends = list(zip(*(itertools.accumulate(sample.num_sampled_nodes[t]) for t in ntypes)))
+    edge_ends = {e: [0, *itertools.accumulate(sample.num_sampled_edges[e])] for e in etypes}
+    row = {e: sample.row[e].to(idtype) for e in etypes}
     blocks = []
-    for hop, layer in enumerate(sample.edges):
-        num_dst = [sample.node_ends[hop][t] for t in ntypes]
-        num_src = [sample.node_ends[hop + 1][t] for t in ntypes]
-        rel_graphs = []
-        for etype in g.canonical_etypes:
-            indptr, src, _ = layer[etype]
+    for hop in range(sample.num_layers):
+        num_dst, num_src = list(node_ends[hop]), list(node_ends[hop + 1])
+        dst_of = dict(zip(ntypes, num_dst))
+        rel_graphs, eids = [], []
+        for etype in etypes:
+            first, last = edge_ends[etype][hop], edge_ends[etype][hop + 1]
+            indptr = sample.hop_indptr[etype][hop]
+            if indptr is None:  # drew nothing: an empty CSC over its destinations
+                indptr = torch.zeros(dst_of[etype[2]] + 1, dtype=idtype, device=row[etype].device)
             rel_graphs.append(
                 heterograph_index.create_unitgraph_from_csr(
                     2,
-                    sample.node_ends[hop + 1][etype[0]],
-                    sample.node_ends[hop][etype[2]],
+                    num_src[ntypes.index(etype[0])],
+                    dst_of[etype[2]],
                     indptr.to(idtype),
-                    src.to(idtype),
-                    src.new_empty(0, dtype=idtype),
+                    row[etype][first:last],
+                    row[etype].new_empty(0),
                     ["coo", "csr", "csc"],
                     True,
                 )
             )
+            eids.append(sample.eid[etype][first:last].to(idtype))
         graph = heterograph_index.create_heterograph_from_relations(
             state.metagraph, rel_graphs, dgl_utils.toindex(num_src + num_dst, "int64")
         )
@@ -769,7 +682,7 @@ def _hetero_blocks(
         for ntype, n_src, n_dst in zip(ntypes, num_src, num_dst):
             block.srcnodes[ntype].data[dgl.NID] = nodes[ntype][:n_src]
             block.dstnodes[ntype].data[dgl.NID] = nodes[ntype][:n_dst]
-        for etype in g.canonical_etypes:
-            block.edges[etype].data[dgl.EID] = layer[etype][2].to(idtype)
+        for etype, eid in zip(etypes, eids):
+            block.edges[etype].data[dgl.EID] = eid
         blocks.insert(0, block)
     return blocks
