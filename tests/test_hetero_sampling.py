@@ -395,6 +395,64 @@ def test_random_samples_are_valid(replace, weighted, layerwise, disjoint):
         check_hetero_blocks(sub, EDGES)
 
 
+@pytest.mark.parametrize("layerwise", [False, True])
+def test_edge_weight_draws_by_the_given_weights(layerwise):
+    """``sample(edge_weight=...)`` draws what a weighted sampler draws with those weights as
+    the graph's, whatever ``weighted`` says; zero-weight edges are never drawn."""
+    fanouts = {WRITES: [2, 1], CITES: [1, 3], WRITTEN_BY: [3, 0], AT: [1, 1], HOSTS: [2, 2]}
+    seeds = {"paper": torch.tensor([5, 0, 5, 2]), "author": torch.tensor([1])}
+    weight = WEIGHTED_GRAPH.combined.weight
+    plain = HeteroNeighborSampler(GRAPH, fanouts, layerwise=layerwise)
+    weighted = HeteroNeighborSampler(WEIGHTED_GRAPH, fanouts, weighted=True, layerwise=layerwise)
+    for seed in range(4):
+        got = plain.sample(seeds, _gen(seed), edge_weight=weight)
+        expected = weighted.sample(seeds, _gen(seed))
+        for field in ("nodes", "row", "col", "eid"):
+            for key, value in getattr(expected, field).items():
+                assert torch.equal(getattr(got, field)[key], value), field
+        check_hetero_sample(got, EDGES, NUM_NODES, seeds, fanouts, False, layerwise, WEIGHTS)
+
+
+def test_bad_edge_weight():
+    sampler = HeteroNeighborSampler(GRAPH, [1])
+    seeds = {"paper": torch.tensor([0])}
+    num_edges = GRAPH.combined.indices.numel()
+    with pytest.raises(ValueError, match="edge_weight must have shape"):
+        sampler.sample(seeds, edge_weight=torch.ones(num_edges + 1))
+    with pytest.raises(ValueError, match="edge_weight must be a float tensor"):
+        sampler.sample(seeds, edge_weight=torch.ones(num_edges, dtype=torch.int64))
+    node_time = {t: torch.zeros(n, dtype=torch.int64) for t, n in NUM_NODES.items()}
+    temporal = HeteroNeighborSampler(GRAPH, [1], node_time=node_time)
+    with pytest.raises(ValueError, match="edge_weight does not go with node_time"):
+        temporal.sample(seeds, edge_weight=torch.ones(num_edges))
+
+
+@pytest.mark.parametrize("layerwise", [False, True])
+@pytest.mark.parametrize("disjoint", [False, True])
+def test_hop_indptr_is_each_hops_csc_over_its_transits(layerwise, disjoint):
+    """A hop's offsets per relation cover its transits (layer-wise: every node before the hop;
+    hop-wise: the nodes new at the previous hop) and count its edges per destination."""
+    fanouts = {WRITES: [2, 1], CITES: [1, 3], WRITTEN_BY: [3, 0], AT: [1, 1], HOSTS: [2, 2]}
+    seeds = {"paper": torch.tensor([5, 0, 2]), "author": torch.tensor([1])}
+    sampler = HeteroNeighborSampler(GRAPH, fanouts, disjoint=disjoint, layerwise=layerwise)
+    sub = sampler.sample(seeds, _gen(3))
+    for etype, per_hop in sub.hop_indptr.items():
+        counts = sub.num_sampled_nodes[etype[2]]
+        first = 0
+        for hop, indptr in enumerate(per_hop):
+            last = first + sub.num_sampled_edges[etype][hop]
+            begin = 0 if layerwise or hop == 0 else sum(counts[:hop])
+            end = sum(counts[: hop + 1])
+            if indptr is None:
+                assert last == first and (end == begin or fanouts[etype][hop] == 0)
+            else:
+                assert indptr.numel() == end - begin + 1
+                col = sub.col[etype][first:last] - begin
+                expected = torch.bincount(col, minlength=end - begin).cumsum(0)
+                assert torch.equal(indptr, torch.cat([indptr.new_zeros(1), expected]))
+            first = last
+
+
 def _one_relation(num_nodes=60, num_edges=400):
     edge_index = _pairs(num_nodes, num_nodes, num_edges, 7)
     weight = torch.rand(num_edges, generator=_gen(8)) + 0.05
