@@ -6,10 +6,10 @@ destination nodes and global ``dgl.EID`` on its edges, destinations are the pref
 and ids have the graph's idtype. Like DGL's sampler, every layer draws fresh neighbors for all of
 its destination nodes (DGL's layer-wise semantics, not PyG's hop-wise one).
 
-Heterogeneous graphs take DGL's per-edge-type fanouts and seeds ``{ntype: ids}``; every layer
-draws along all edge types in one compiled call, the same draws as
-:class:`fastgl.sampling.HeteroNeighborSampler` with ``layerwise=True``, and comes back as a DGL
-heterogeneous block, ids per node and edge type.
+Heterogeneous graphs take DGL's per-edge-type fanouts and seeds ``{ntype: ids}``; they are
+sampled by :class:`fastgl.sampling.HeteroNeighborSampler` with ``layerwise=True`` (every layer
+draws along all edge types in one compiled call; excluded edges are drawn with weight zero) and
+every layer comes back as a DGL heterogeneous block, ids per node and edge type.
 """
 
 import itertools
