@@ -176,6 +176,7 @@ class HeteroCSCGraph:
         """From relation CSCs that fastgl built and checked (:meth:`from_edge_index_dict`), all
         on ``device`` (default: theirs, the CPU without relations), with ``num_nodes`` naming
         every node type of their edge types."""
+        _check_relation_sizes(relations, num_nodes)
         self.num_nodes = dict(num_nodes)
         self.node_types = list(num_nodes)
         self.edge_types = list(relations)
@@ -298,6 +299,27 @@ def check_type_dict(where: str, name: str, value, known, kind: str, values: str)
         )
 
 
+def _check_relation_sizes(relations: Mapping[EdgeType, RelationCSC], num_nodes: Mapping) -> None:
+    """Every relation's sources and destinations are as many as its node types' nodes: the
+    combined edge array addresses a relation's rows and sources by the types' id ranges."""
+    for etype, rel in relations.items():
+        src_type, _, dst_type = etype
+        for side, ntype, count in (
+            ("source", src_type, rel.num_src),
+            ("destination", dst_type, rel.num_dst),
+        ):
+            if ntype not in num_nodes:
+                raise ValueError(
+                    f"HeteroCSCGraph: relation {etype} has {side} type '{ntype}', which "
+                    "num_nodes lacks"
+                )
+            if count != num_nodes[ntype]:
+                raise ValueError(
+                    f"HeteroCSCGraph: relation {etype} has {count} {side} nodes but node type "
+                    f"'{ntype}' has {num_nodes[ntype]}"
+                )
+
+
 def _relation_csc(
     etype: EdgeType, edge_index: Tensor, num_nodes: dict[str, int], weight: Tensor | None
 ) -> RelationCSC:
@@ -311,6 +333,8 @@ def _relation_csc(
         raise ValueError(f"{_WHERE}: {what} must have shape [2, E], got {shape}")
     if edge_index.dtype not in (torch.int32, torch.int64):
         raise ValueError(f"{_WHERE}: {what} must be int32 or int64, got {edge_index.dtype}")
+    if edge_index.device.type == "meta":
+        raise ValueError(f"{_WHERE}: {what} is on the meta device, which holds no ids to read")
     check_ids(_WHERE, what, edge_index[0], num_src, f"source ('{src_type}')")
     check_ids(_WHERE, what, edge_index[1], num_dst, f"destination ('{dst_type}')")
     if weight is not None:

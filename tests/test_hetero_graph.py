@@ -199,6 +199,11 @@ def _build(edge_index_dict=None, num_nodes=None, weights=None):
             r"\[2, E\]",
         ),
         (dict(edge_index_dict={WRITES: torch.zeros(2, 2)}), ValueError, "int32 or int64"),
+        (
+            dict(edge_index_dict={WRITES: torch.zeros(2, 2, dtype=torch.int64, device="meta")}),
+            ValueError,
+            "meta device",
+        ),
         (dict(edge_index_dict={("author", "writes"): torch.zeros(2, 0)}), TypeError, "tuples"),
         (dict(edge_index_dict=[WRITES]), TypeError, "edge_index_dict must be a dict"),
         (dict(num_nodes={"author": -1, "paper": 5}), ValueError, r"num_nodes_dict\['author'\]"),
@@ -230,3 +235,14 @@ def test_bad_input_is_named(change, error, match):
 def test_unknown_relation_lists_the_edge_types(graph):
     with pytest.raises(KeyError, match=r"no relation \('paper', 'writes', 'author'\)"):
         graph["paper", "writes", "author"]
+
+
+def test_relations_must_span_their_node_types():
+    """The constructor takes relation CSCs as they are, so it checks their sizes: a relation
+    smaller than its node type would address another relation's rows in the combined array."""
+    two_nodes = CSCGraph.from_edge_index(torch.tensor([[0], [1]]))
+    with pytest.raises(ValueError, match="has 2 source nodes but node type 'a' has 5"):
+        HeteroCSCGraph({("a", "r", "a"): two_nodes}, {"a": 5})
+    with pytest.raises(ValueError, match="destination type 'b', which num_nodes lacks"):
+        HeteroCSCGraph({("a", "r", "b"): two_nodes}, {"a": 2})
+    assert HeteroCSCGraph({("a", "r", "a"): two_nodes}, {"a": 2}).num_edges == {("a", "r", "a"): 1}

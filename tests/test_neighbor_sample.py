@@ -1034,3 +1034,8 @@ def test_disjoint_matches_plain_sampling_for_one_seed():
     disjoint = NeighborSampler(graph, [4, 3], disjoint=True).sample(torch.tensor([11]), key_gen[1])
     assert_same_subgraph(plain, disjoint)
     assert torch.equal(disjoint.batch, torch.zeros_like(disjoint.nodes))
+
+
+def test_generator_must_be_a_torch_generator(small_graph):
+    with pytest.raises(TypeError, match="neighbor_sample: generator must be a torch.Generator"):
+        fastgl.sampling.neighbor_sample(small_graph, torch.tensor([0]), [1], generator=5)

@@ -162,6 +162,10 @@ def draw_key(
 ) -> int:
     """One 62-bit Philox key from the generator of the graph's device (default: torch's); the
     compiled ops derive a key per hop from it. ``where`` names the caller in errors."""
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"{where}: generator must be a torch.Generator or None, got {type(generator).__name__}"
+        )
     if generator is not None and torch.device(generator.device).type != device.type:
         raise ValueError(
             f"{where}: the generator is on {generator.device} but the graph is on {device}"
