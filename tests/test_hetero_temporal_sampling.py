@@ -716,6 +716,6 @@ def test_seed_times_needed_and_refused():
         HeteroNeighborSampler(GRAPH, [2]).sample(
             {"paper": torch.tensor([1])}, seed_time={"paper": torch.tensor([0])}
         )
-    cuda_generator = types.SimpleNamespace(device=torch.device("cuda"))
-    with pytest.raises(ValueError, match=W + "the generator is on cuda"):
-        edge_timed.sample({"paper": torch.tensor([1])}, cuda_generator)
+    not_a_generator = types.SimpleNamespace(device=torch.device("cpu"))
+    with pytest.raises(TypeError, match=W + "generator must be a torch.Generator"):
+        edge_timed.sample({"paper": torch.tensor([1])}, not_a_generator)

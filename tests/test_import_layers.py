@@ -1,7 +1,7 @@
 """fastgl's modules stand in layers, and no module imports one above it (docs/architecture.md):
 
-    ops (compiled-op wrappers)  <  graph, hetero (CSCGraph, Block, HeteroCSCGraph)  <  sampling  <  nn, loader, data
-    <  train, report  <  cli
+    ops (compiled-op wrappers)  <  graph, hetero (CSCGraph, Block, HeteroCSCGraph)  <  sampling
+    <  nn, loader, data  <  train, report  <  cli
 
 ``fastgl/__init__.py`` is the facade over all of them and is not a layer. The drop-ins
 (``integrations/``, installed as ``fastgl.integrations``) and ``benchmarks/`` stand above

@@ -823,7 +823,9 @@ def test_bad_seed_type(small_graph):
 
 
 def test_seed_on_other_device(small_graph):
-    with pytest.raises(ValueError, match="neighbor_sample: seeds are on meta"):
+    with pytest.raises(
+        ValueError, match="neighbor_sample: seeds must be on the graph's device cpu, got meta"
+    ):
         neighbor_sample(small_graph, torch.tensor([1], device="meta"), [2])
 
 

@@ -23,7 +23,14 @@ from fastgl.graph import Block, check_ids, expand_ptr, sorted_target_offsets
 from fastgl.hetero import EdgeType, HeteroCSCGraph, check_type_dict
 from fastgl.ops import id_map, sample_ranges
 
-from .neighbor import checked_fanouts, draw_key, hop_key, split_tree_keys, tree_keys
+from .neighbor import (
+    check_id_tensor,
+    checked_fanouts,
+    draw_key,
+    hop_key,
+    split_tree_keys,
+    tree_keys,
+)
 from .temporal import (
     check_times,
     checked_strategy,
@@ -505,19 +512,8 @@ class HeteroNeighborSampler:
         return self.node_time[ntype][ids.to(torch.int64)]
 
     def _check_seed_tensor(self, ntype: str, ids: Tensor) -> None:
-        what, device = f"seeds[{ntype!r}]", self.graph.device
-        if not isinstance(ids, Tensor):
-            raise TypeError(f"{_WHERE}: {what} must be a tensor, got {type(ids).__name__}")
-        if ids.dim() != 1 or ids.dtype not in (torch.int32, torch.int64):
-            raise ValueError(
-                f"{_WHERE}: {what} must be a 1-D int32/int64 tensor, got {ids.dtype} of "
-                f"shape {tuple(ids.shape)}"
-            )
-        if ids.device != device:
-            raise ValueError(
-                f"{_WHERE}: {what} is on {ids.device} but the graph is on {device}; move it "
-                f"with .to(graph.device)"
-            )
+        what = f"seeds[{ntype!r}]"
+        check_id_tensor(_WHERE, what, ids, self.graph.device)
         check_ids(_WHERE, what, ids, self.graph.num_nodes[ntype], f"'{ntype}'")
 
     def _draw_hop(

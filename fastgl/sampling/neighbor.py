@@ -135,18 +135,7 @@ def checked_fanouts(where: str, fanouts: Sequence[int]) -> list[int]:
 def checked_seeds(where: str, graph: CSCGraph, seeds: Tensor) -> Tensor:
     """``seeds`` as int64, after checking that they are a 1-D int32/int64 tensor of node ids of
     ``graph``, on its device (a ``TypeError`` or ``ValueError`` starting with ``where``)."""
-    if not isinstance(seeds, Tensor):
-        raise TypeError(f"{where}: seeds must be a tensor, got {type(seeds).__name__}")
-    if seeds.dim() != 1 or seeds.dtype not in (torch.int32, torch.int64):
-        raise ValueError(
-            f"{where}: seeds must be a 1-D int32/int64 tensor, got "
-            f"{seeds.dtype} of shape {tuple(seeds.shape)}"
-        )
-    if seeds.device != graph.device:
-        raise ValueError(
-            f"{where}: seeds are on {seeds.device} but the graph is on "
-            f"{graph.device}; move them with seeds.to(graph.device)"
-        )
+    check_id_tensor(where, "seeds", seeds, graph.device)
     if seeds.numel():
         low, high = int(seeds.min()), int(seeds.max())
         if low < 0 or high >= graph.num_nodes:
@@ -155,6 +144,23 @@ def checked_seeds(where: str, graph: CSCGraph, seeds: Tensor) -> Tensor:
                 f"{where}: seed id {bad} out of range for a graph of {graph.num_nodes} nodes"
             )
     return seeds.to(torch.int64)
+
+
+def check_id_tensor(where: str, what: str, ids: Tensor, device: torch.device) -> None:
+    """``ids`` (named ``what`` in errors) is a 1-D int32/int64 tensor on ``device``, the graph's;
+    its values are the caller's to check."""
+    if not isinstance(ids, Tensor):
+        raise TypeError(f"{where}: {what} must be a tensor, got {type(ids).__name__}")
+    if ids.dim() != 1 or ids.dtype not in (torch.int32, torch.int64):
+        raise ValueError(
+            f"{where}: {what} must be a 1-D int32/int64 tensor, got {ids.dtype} of shape "
+            f"{tuple(ids.shape)}"
+        )
+    if ids.device != device:
+        raise ValueError(
+            f"{where}: {what} must be on the graph's device {device}, got {ids.device} (move "
+            "with .to(graph.device))"
+        )
 
 
 def draw_key(

@@ -5,7 +5,8 @@
 ``use_uva``, ``exclude``, ``as_edge_prediction_sampler``), on homogeneous and heterogeneous
 graphs (fanouts per edge type, seeds ``{ntype: ids}``, blocks per node and edge type, as in
 DGL); ``GraphConv``, ``SAGEConv``, ``GINConv`` and ``GATConv`` take the arguments of their
-``dgl.nn`` namesakes and load their state dicts. Needs DGL (whose wheels support torch up to 2.2-2.4).
+``dgl.nn`` namesakes and load their state dicts. Needs DGL (whose wheels support torch up to
+2.2-2.4).
 
 Example:
     >>> from fastgl.integrations.dgl import NeighborSampler

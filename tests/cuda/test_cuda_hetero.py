@@ -171,7 +171,9 @@ def test_cuda_generator_and_seeds_on_the_wrong_device():
     first = sampler.sample(seeds, generator=generator.manual_seed(0))
     again = sampler.sample(seeds, generator=generator.manual_seed(0))
     _assert_same(again, _to_cpu(first))
-    with pytest.raises(ValueError, match=r"seeds\['paper'\] is on cpu but the graph is on cuda"):
+    with pytest.raises(
+        ValueError, match=r"seeds\['paper'\] must be on the graph's device cuda.*, got cpu"
+    ):
         sampler.sample({"paper": torch.tensor([1])})
 
 

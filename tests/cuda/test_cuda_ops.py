@@ -244,9 +244,13 @@ def test_neighbor_sampler_cuda_generator():
 
 def test_wrong_device_inputs_raise():
     _, _, cpu, gpu = _graph(torch.int64, None)
-    with pytest.raises(ValueError, match="neighbor_sample: seeds are on cpu"):
+    with pytest.raises(
+        ValueError, match="neighbor_sample: seeds must be on the graph's device cuda.*, got cpu"
+    ):
         neighbor_sample(gpu, torch.tensor([1, 2]), [3])
-    with pytest.raises(ValueError, match="neighbor_sample: seeds are on cuda"):
+    with pytest.raises(
+        ValueError, match="neighbor_sample: seeds must be on the graph's device cpu, got cuda"
+    ):
         neighbor_sample(cpu, torch.tensor([1, 2], device="cuda"), [3])
     with pytest.raises(ValueError, match="neighbor_sample: the generator is on cpu"):
         neighbor_sample(gpu, torch.tensor([1, 2], device="cuda"), [3], generator=_gen(0))
