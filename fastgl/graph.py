@@ -95,7 +95,45 @@ class Structure(ABC):
         return cache[name]
 
 
-class CSCGraph(Structure):
+class CSCArrays(Structure):
+    """A structure stored as CSC arrays over its destinations: ``indptr`` (``[num_dst + 1]``),
+    ``indices`` (the source of every slot), optional ``eid`` (the original id of the edge in
+    every slot) and ``weight``. What :class:`CSCGraph` and a heterogeneous graph's
+    relations between two node types (:class:`fastgl.hetero.BipartiteCSC`) share."""
+
+    indptr: Tensor
+    indices: Tensor
+    eid: Tensor | None
+
+    @property
+    def num_edges(self) -> int:
+        return self.indices.numel()
+
+    @property
+    def device(self) -> torch.device:
+        return self.indptr.device
+
+    @property
+    def original_order(self) -> Tensor | None:
+        return self.eid
+
+    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
+        return self.indptr, self.indices, None
+
+    def src_index(self) -> Tensor:
+        return self.indices
+
+    def dst_index(self) -> Tensor:
+        return expand_ptr(self.indptr, self.num_edges)
+
+    def edge_ids(self) -> Tensor:
+        """``[E]`` original edge id of every CSC slot (``eid``, or the slot number)."""
+        if self.eid is not None:
+            return self.eid
+        return torch.arange(self.num_edges, device=self.device)
+
+
+class CSCGraph(CSCArrays):
     """A graph stored as CSC over *incoming* edges.
 
     The in-edges of node ``v`` occupy slots ``indptr[v] .. indptr[v+1]``; ``indices[k]`` is the
@@ -174,14 +212,6 @@ class CSCGraph(Structure):
         return self.indptr.numel() - 1
 
     @property
-    def num_edges(self) -> int:
-        return self.indices.numel()
-
-    @property
-    def device(self) -> torch.device:
-        return self.indptr.device
-
-    @property
     def num_src(self) -> int:
         return self.num_nodes
 
@@ -193,25 +223,6 @@ class CSCGraph(Structure):
     def src_in_degrees(self) -> Tensor:
         """The in-degrees of every node: a whole graph holds all their in-edges."""
         return self.in_degrees()
-
-    @property
-    def original_order(self) -> Tensor | None:
-        return self.eid
-
-    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
-        return self.indptr, self.indices, None
-
-    def src_index(self) -> Tensor:
-        return self.indices
-
-    def dst_index(self) -> Tensor:
-        return expand_ptr(self.indptr, self.num_edges)
-
-    def edge_ids(self) -> Tensor:
-        """``[E]`` original edge id of every CSC slot (``eid``, or the slot number)."""
-        if self.eid is not None:
-            return self.eid
-        return torch.arange(self.num_edges, device=self.device)
 
     def induced_edges(self, nodes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Every edge between the distinct ``nodes``: ``(row, col, eid)`` with ``row``/``col`` the

@@ -12,14 +12,14 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from .graph import CSCGraph, Structure, check_edge_weight, check_ids, expand_ptr
+from .graph import CSCArrays, CSCGraph, check_edge_weight, check_ids
 
 EdgeType = tuple[str, str, str]
 
 _WHERE = "HeteroCSCGraph.from_edge_index_dict"
 
 
-class BipartiteCSC(Structure):
+class BipartiteCSC(CSCArrays):
     """The CSC of a relation between two node types: ``num_src`` sources of one type,
     ``indptr.numel() - 1`` destinations of another. The attributes of :class:`~fastgl.CSCGraph`
     (``indptr``, ``indices``, ``eid``, ``weight``), but ``indices`` count the sources, which are
@@ -61,35 +61,9 @@ class BipartiteCSC(Structure):
         return self.indptr.numel() - 1
 
     @property
-    def num_edges(self) -> int:
-        return self.indices.numel()
-
-    @property
-    def device(self) -> torch.device:
-        return self.indptr.device
-
-    @property
     def src_in_degrees(self) -> None:
         """Unknown: the sources are of another type, whose in-edges this relation lacks."""
         return None
-
-    @property
-    def original_order(self) -> Tensor | None:
-        return self.eid
-
-    def csc(self) -> tuple[Tensor, Tensor, Tensor | None]:
-        return self.indptr, self.indices, None
-
-    def src_index(self) -> Tensor:
-        return self.indices
-
-    def dst_index(self) -> Tensor:
-        return expand_ptr(self.indptr, self.num_edges)
-
-    def edge_ids(self) -> Tensor:
-        return (
-            self.eid if self.eid is not None else torch.arange(self.num_edges, device=self.device)
-        )
 
     def to(self, device: str | torch.device) -> "BipartiteCSC":
         """A copy on ``device``."""

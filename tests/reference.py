@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import torch
 from hypothesis import strategies as st
+from scipy.stats import chisquare
 from torch import Tensor
 
 INDEX_DTYPES = (torch.int32, torch.int64)
@@ -695,3 +696,20 @@ def transit_schedule_reference(transits, min_block_pairs, chunk_size):
         for c in range(-(-counts[t] // chunk_size))
     ]
     return order, segments, starts, thread_tier, items
+
+
+CHI_SQUARE_P_MIN = 1e-3  # the samplers' tests draw from fixed seeds: deterministic, not flaky
+
+
+def assert_chi_square_fits(observed, expected, what: str) -> None:
+    """The counts ``observed`` fit the distribution proportional to ``expected`` (chi-square,
+    p > CHI_SQUARE_P_MIN); at least 5 expected samples per cell."""
+    observed = torch.as_tensor(observed, dtype=torch.float64)
+    expected = torch.as_tensor(expected, dtype=torch.float64)
+    expected = expected * observed.sum() / expected.sum()
+    assert float(expected.min()) >= 5, "too few samples per cell for chi-square"
+    p = chisquare(observed.numpy(), expected.numpy()).pvalue
+    assert p > CHI_SQUARE_P_MIN, (
+        f"{what}: chi-square p = {p:.2e}; observed {observed.tolist()}, "
+        f"expected {[round(x, 1) for x in expected.tolist()]}"
+    )

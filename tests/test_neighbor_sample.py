@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
     HUB_DEGREE,
+    assert_chi_square_fits,
     assert_same_subgraph,
     available_in_edges,
     check_blocks,
@@ -30,15 +31,12 @@ from reference import (
     random_weights,
     star_edge_index,
 )
-from scipy.stats import chisquare
 
 import fastgl
 from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
 from fastgl.nn.functional import aggregate
 from fastgl.ops import sample_neighbors
 from fastgl.sampling import neighbor_sample
-
-P_MIN = 1e-3  # chi-square p-value threshold (fixed seeds: deterministic)
 
 
 def gen(seed: int) -> torch.Generator:
@@ -422,18 +420,6 @@ def draw_offsets(graph, fanout, pairs, replace=False, weighted=False, seed=0):
     return pos.view(pairs, fanout) - int(graph.indptr[0])
 
 
-def assert_fits(observed, expected, what):
-    observed = torch.as_tensor(observed, dtype=torch.float64)
-    expected = torch.as_tensor(expected, dtype=torch.float64)
-    expected = expected * observed.sum() / expected.sum()
-    assert float(expected.min()) >= 5, "too few samples per cell for chi-square"
-    p = chisquare(observed.numpy(), expected.numpy()).pvalue
-    assert p > P_MIN, (
-        f"{what}: chi-square p = {p:.2e}; observed {observed.tolist()}, "
-        f"expected {[round(x, 1) for x in expected.tolist()]}"
-    )
-
-
 def subset_counts(offsets, cells):
     counts = Counter(tuple(sorted(row)) for row in offsets.tolist())
     assert set(counts) <= set(cells), f"unexpected draws {set(counts) - set(cells)}"
@@ -445,7 +431,7 @@ def test_uniform_without_replacement_inclusion():
     d, k, pairs = 20, 5, 20_000
     offsets = draw_offsets(star_graph(d), k, pairs, seed=1)
     assert all(len(set(row)) == k for row in offsets.tolist())
-    assert_fits(
+    assert_chi_square_fits(
         torch.bincount(offsets.view(-1), minlength=d),
         [pairs * k / d] * d,
         "uniform without replacement inclusion",
@@ -457,7 +443,7 @@ def test_uniform_without_replacement_subsets():
     d, k, pairs = 5, 2, 20_000
     offsets = draw_offsets(star_graph(d), k, pairs, seed=2)
     cells = list(itertools.combinations(range(d), k))
-    assert_fits(subset_counts(offsets, cells), [1] * len(cells), "uniform k-subsets")
+    assert_chi_square_fits(subset_counts(offsets, cells), [1] * len(cells), "uniform k-subsets")
 
 
 def test_uniform_without_replacement_across_generator_seeds():
@@ -472,7 +458,9 @@ def test_uniform_without_replacement_across_generator_seeds():
         sub = sampler.sample(seeds, generator=g)
         observed[tuple(sorted(sub.eid.tolist()))] += 1
     cells = list(itertools.combinations(range(d), k))
-    assert_fits([observed[c] for c in cells], [1] * len(cells), "subsets over generator seeds")
+    assert_chi_square_fits(
+        [observed[c] for c in cells], [1] * len(cells), "subsets over generator seeds"
+    )
 
 
 def test_uniform_without_replacement_huge_degree():
@@ -482,8 +470,10 @@ def test_uniform_without_replacement_huge_degree():
     offsets = draw_offsets(graph, k, pairs, seed=3)
     assert all(len(set(row)) == k for row in offsets.tolist())
     flat = offsets.view(-1)
-    assert_fits(torch.bincount(flat // (HUB_DEGREE // 10), minlength=10), [1] * 10, "coarse bins")
-    assert_fits(torch.bincount(flat % 10, minlength=10), [1] * 10, "low-digit bins")
+    assert_chi_square_fits(
+        torch.bincount(flat // (HUB_DEGREE // 10), minlength=10), [1] * 10, "coarse bins"
+    )
+    assert_chi_square_fits(torch.bincount(flat % 10, minlength=10), [1] * 10, "low-digit bins")
     # The first and last neighbors are reachable (no off-by-one at the ends).
     many = draw_offsets(graph, 2000, 100, seed=4)
     assert int(many.min()) == 0 or int(many.max()) == HUB_DEGREE - 1
@@ -492,10 +482,12 @@ def test_uniform_without_replacement_huge_degree():
 def test_uniform_with_replacement():
     d, k, pairs = 7, 4, 10_000
     offsets = draw_offsets(star_graph(d), k, pairs, replace=True, seed=5)
-    assert_fits(torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform marginal")
+    assert_chi_square_fits(
+        torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform marginal"
+    )
     # Draws within a pair are independent: the joint of the first two is uniform on d*d cells.
     joint = offsets[:, 0] * d + offsets[:, 1]
-    assert_fits(torch.bincount(joint, minlength=d * d), [1] * (d * d), "uniform joint")
+    assert_chi_square_fits(torch.bincount(joint, minlength=d * d), [1] * (d * d), "uniform joint")
     # With replacement really repeats: some pairs hold a neighbor twice.
     assert any(len(set(row)) < k for row in offsets.tolist())
 
@@ -511,7 +503,9 @@ def test_weighted_with_replacement_marginal(dtype):
     offsets = draw_offsets(graph, k, pairs, replace=True, weighted=True, seed=6)
     counts = torch.bincount(offsets.view(-1), minlength=len(WEIGHTS))
     assert int(counts[4]) == 0, "zero-weight edge drawn"
-    assert_fits(counts[POSITIVE], [WEIGHTS[i] for i in POSITIVE], "weighted with replacement")
+    assert_chi_square_fits(
+        counts[POSITIVE], [WEIGHTS[i] for i in POSITIVE], "weighted with replacement"
+    )
 
 
 def test_weighted_with_replacement_multisets():
@@ -523,7 +517,7 @@ def test_weighted_with_replacement_multisets():
     p = {i: WEIGHTS[i] / total for i in POSITIVE}
     cells = list(itertools.combinations_with_replacement(POSITIVE, 2))
     expected = [p[a] * p[b] * (1 if a == b else 2) for a, b in cells]
-    assert_fits(subset_counts(offsets, cells), expected, "weighted multisets")
+    assert_chi_square_fits(subset_counts(offsets, cells), expected, "weighted multisets")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -534,7 +528,7 @@ def test_weighted_without_replacement_first_draw(dtype):
     offsets = draw_offsets(graph, 1, pairs, weighted=True, seed=8)
     counts = torch.bincount(offsets.view(-1), minlength=len(WEIGHTS))
     assert int(counts[4]) == 0
-    assert_fits(counts[POSITIVE], [WEIGHTS[i] for i in POSITIVE], "weighted k=1")
+    assert_chi_square_fits(counts[POSITIVE], [WEIGHTS[i] for i in POSITIVE], "weighted k=1")
 
 
 def successive_sampling_probabilities(weights, k):
@@ -560,7 +554,9 @@ def test_weighted_without_replacement_subsets(k):
     exact = successive_sampling_probabilities(WEIGHTS, k)
     cells = sorted(exact)
     observed = subset_counts(offsets, cells)
-    assert_fits(observed, [exact[c] for c in cells], f"weighted without replacement k={k}")
+    assert_chi_square_fits(
+        observed, [exact[c] for c in cells], f"weighted without replacement k={k}"
+    )
     # Inclusion frequencies against the exact inclusion probabilities.
     inclusion = torch.bincount(offsets.reshape(-1), minlength=len(WEIGHTS)).double() / pairs
     for i in POSITIVE:
@@ -987,8 +983,8 @@ def test_reference_check_detects_invalid_samples():
 
 def test_chi_square_helper_rejects_a_biased_sample():
     with pytest.raises(AssertionError, match="chi-square"):
-        assert_fits([1200, 800], [1, 1], "biased coin")
-    assert_fits([1010, 990], [1, 1], "fair coin")
+        assert_chi_square_fits([1200, 800], [1, 1], "biased coin")
+    assert_chi_square_fits([1010, 990], [1, 1], "fair coin")
 
 
 @pytest.mark.parametrize(

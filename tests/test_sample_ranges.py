@@ -14,30 +14,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
+    assert_chi_square_fits,
     check_range_sample,
     random_edge_index,
     random_weights,
     range_draw_counts,
 )
-from scipy.stats import chisquare
 
 from fastgl import CSCGraph
 from fastgl.ops import sample_neighbors, sample_ranges
 
-P_MIN = 1e-3
-
 
 def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def assert_fits(observed, expected, what):
-    observed = torch.as_tensor(observed, dtype=torch.float64)
-    expected = torch.as_tensor(expected, dtype=torch.float64)
-    expected = expected * observed.sum() / expected.sum()
-    assert float(expected.min()) >= 5, "too few samples per cell for chi-square"
-    p = chisquare(observed.numpy(), expected.numpy()).pvalue
-    assert p > P_MIN, f"{what}: chi-square p = {p:.2e}; observed {observed.tolist()}"
 
 
 def longs(values) -> torch.Tensor:
@@ -219,19 +208,23 @@ def test_uniform_without_replacement_inclusion_and_subsets():
     d, k, pairs = 12, 4, 20_000
     offsets = draws_from_one_range(100, 100 + d, k, pairs, seed=1)
     assert all(len(set(row)) == k for row in offsets.tolist())
-    assert_fits(torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform inclusion")
+    assert_chi_square_fits(
+        torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform inclusion"
+    )
     subsets = Counter(tuple(sorted(r)) for r in draws_from_one_range(7, 12, 2, pairs).tolist())
     cells = list(itertools.combinations(range(5), 2))
     assert set(subsets) == set(cells)
-    assert_fits([subsets[c] for c in cells], [1] * len(cells), "uniform 2-subsets")
+    assert_chi_square_fits([subsets[c] for c in cells], [1] * len(cells), "uniform 2-subsets")
 
 
 def test_uniform_with_replacement():
     d, k, pairs = 7, 3, 10_000
     offsets = draws_from_one_range(3, 3 + d, k, pairs, replace=True, seed=2)
-    assert_fits(torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform marginal")
+    assert_chi_square_fits(
+        torch.bincount(offsets.view(-1), minlength=d), [1] * d, "uniform marginal"
+    )
     joint = offsets[:, 0] * d + offsets[:, 1]
-    assert_fits(torch.bincount(joint, minlength=d * d), [1] * (d * d), "uniform joint")
+    assert_chi_square_fits(torch.bincount(joint, minlength=d * d), [1] * (d * d), "uniform joint")
 
 
 RANGE_WEIGHTS = [5.0, 1.0, 2.0, 3.0, 4.0, 0.0, 10.0, 7.0]  # the range is slots 1 .. 6
@@ -245,7 +238,9 @@ def test_weighted_with_replacement_is_proportional_to_weight_in_the_range(dtype)
     offsets = draws_from_one_range(1, 7, 3, 20_000, replace=True, weight=weight, seed=3)
     counts = torch.bincount(offsets.view(-1) + 1, minlength=len(RANGE_WEIGHTS))
     assert int(counts[0]) == int(counts[5]) == int(counts[7]) == 0  # outside or zero weight
-    assert_fits(counts[POSITIVE], [RANGE_WEIGHTS[s] for s in POSITIVE], "weighted with repl.")
+    assert_chi_square_fits(
+        counts[POSITIVE], [RANGE_WEIGHTS[s] for s in POSITIVE], "weighted with repl."
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -256,12 +251,14 @@ def test_weighted_without_replacement_first_draw_is_proportional_to_weight(dtype
     assert all(len(set(row)) == 2 for row in offsets.tolist())
     first = torch.bincount(offsets[:, 0] + 1, minlength=len(RANGE_WEIGHTS))
     assert int(first[0]) == int(first[5]) == int(first[7]) == 0
-    assert_fits(first[POSITIVE], [RANGE_WEIGHTS[s] for s in POSITIVE], "weighted first draw")
+    assert_chi_square_fits(
+        first[POSITIVE], [RANGE_WEIGHTS[s] for s in POSITIVE], "weighted first draw"
+    )
 
 
 def test_chi_square_helper_rejects_a_biased_sample():
     with pytest.raises(AssertionError, match="chi-square"):
-        assert_fits([1200, 800], [1, 1], "biased coin")
+        assert_chi_square_fits([1200, 800], [1, 1], "biased coin")
 
 
 # ---------------------------------------------------------------------------------------------
