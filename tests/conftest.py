@@ -32,3 +32,19 @@ if _REPO_ROOT not in sys.path:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: needs a GPU")
+
+
+def _bake_pyg_sage_propagate_with_fusion():
+    """PyG generates a layer class's ``propagate`` once, from its first instance: when the first
+    ``torch_geometric.nn.SAGEConv`` of a process has a non-fusable ``aggr`` (lstm, a module, a
+    list), every later one raises "'message_and_aggregate' not implemented" on a sparse
+    ``adj_t``. Tests compare fastgl against PyG's SAGEConv in every configuration, in any order,
+    so the first instance is made here with a fusable ``aggr``."""
+    try:
+        from torch_geometric.nn import SAGEConv
+    except ImportError:  # the DGL environment has no PyG
+        return
+    SAGEConv(1, 1, aggr="mean")
+
+
+_bake_pyg_sage_propagate_with_fusion()
