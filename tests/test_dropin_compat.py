@@ -12,6 +12,7 @@ with its ``e_id``, per-hop counts ``min(fanout, in-degree)``, times never after 
 import pytest
 import torch
 import torch_geometric.nn as pyg_nn
+from pyg_layers import TOL, assert_same, layer_pair
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.distributed import LocalFeatureStore, LocalGraphStore
 from torch_geometric.testing import MyFeatureStore, MyGraphStore
@@ -21,7 +22,6 @@ import fastgl.integrations.pyg as fpyg
 import fastgl.nn as fnn
 
 N, IN, OUT = 10, 5, 4
-TOL = dict(atol=1e-6, rtol=1e-6)
 CASES = {}
 
 
@@ -56,61 +56,10 @@ def feats(*shape, seed=2):
 # Layers against PyG ##############################################################################
 
 
-def pair(make):
-    """``make(torch_geometric.nn)`` and ``make(fastgl.nn)`` in float64 with PyG's weights."""
-    torch.manual_seed(0)
-    ref, ours = make(pyg_nn).double(), make(fnn).double()
-    ours.load_state_dict(ref.state_dict(), strict=True)
-    with torch.no_grad():  # non-zero biases, so that every parameter shows in the outputs
-        for module in (ref, ours):
-            for key, p in module.named_parameters():
-                if key.endswith("bias"):
-                    p.copy_(torch.linspace(-0.5, 0.5, p.numel()).view_as(p))
-    return ref, ours
-
-
-def floats(out):
-    if isinstance(out, (tuple, list)):
-        return [t for part in out for t in floats(part)]
-    if out.layout != torch.strided:
-        return [out.coalesce().values()] if out.layout == torch.sparse_coo else [out.values()]
-    return [out] if out.is_floating_point() else []
-
-
-def run(module, forward, inputs):
-    inputs = [
-        t.detach().clone().requires_grad_()
-        if torch.is_tensor(t) and t.is_floating_point() and t.layout == torch.strided
-        else t
-        for t in inputs
-    ]
-    out = forward(module, *inputs)
-    parts = floats(out)
-    weights = [torch.cos(torch.arange(t.numel(), dtype=t.dtype)).view_as(t) for t in parts]
-    sum((t * w).sum() for t, w in zip(parts, weights)).backward()
-    grads = {k: p.grad for k, p in module.named_parameters()}
-    return out, parts, grads, [t.grad for t in inputs if torch.is_tensor(t) and t.requires_grad]
-
-
 def same_as_pyg(make, forward, *inputs):
     """PyG's and fastgl's layer agree on ``forward(layer, *inputs)``: outputs, parameter and
     input gradients. Returns both outputs."""
-    ref, ours = pair(make)
-    ref_out, ref_parts, ref_grads, ref_in = run(ref, forward, inputs)
-    out, parts, grads, in_grads = run(ours, forward, inputs)
-    assert len(parts) == len(ref_parts) > 0
-    for a, b in zip(parts, ref_parts, strict=True):
-        torch.testing.assert_close(a, b, **TOL)
-    assert grads.keys() == ref_grads.keys()
-    for key, g in grads.items():
-        if ref_grads[key] is None:
-            assert g is None or not g.any(), key
-        else:
-            torch.testing.assert_close(g, ref_grads[key], **TOL, msg=key)
-    assert len(in_grads) == len(ref_in)
-    for a, b in zip(in_grads, ref_in, strict=True):
-        torch.testing.assert_close(a, b, **TOL)
-    return ref_out, out
+    return assert_same(*layer_pair(make), forward, *inputs)
 
 
 @case("GCNConv flow='target_to_source'")
@@ -122,8 +71,8 @@ def _():
     same_as_pyg(make, lambda m, x: m(x, ei), x)
     same_as_pyg(make, lambda m, x, w: m(x, ei, w), x, w)
     # Not the default flow's result: the edges are read the other way round.
-    _, ours = pair(make)
-    assert not torch.allclose(ours(x, ei), pair(lambda m: m.GCNConv(IN, OUT))[1](x, ei))
+    _, ours = layer_pair(make)
+    assert not torch.allclose(ours(x, ei), layer_pair(lambda m: m.GCNConv(IN, OUT))[1](x, ei))
 
 
 @case("GCNConv batched features [B, N, C]")
@@ -131,7 +80,7 @@ def _():
     ei, x = edges(), feats(3, N, IN)
     _, out = same_as_pyg(lambda m: m.GCNConv(IN, OUT), lambda m, x: m(x, ei), x)
     assert out.shape == (3, N, OUT)
-    _, ours = pair(lambda m: m.GCNConv(IN, OUT))
+    _, ours = layer_pair(lambda m: m.GCNConv(IN, OUT))
     torch.testing.assert_close(out[1], ours(x[1], ei), **TOL)
 
 
@@ -150,7 +99,7 @@ def _():
     x = dense.to_sparse()
     assert x.layout == torch.sparse_coo
     _, out = same_as_pyg(lambda m: m.GCNConv(IN, OUT), lambda m: m(x, ei))
-    _, ours = pair(lambda m: m.GCNConv(IN, OUT))
+    _, ours = layer_pair(lambda m: m.GCNConv(IN, OUT))
     torch.testing.assert_close(out, ours(dense, ei), **TOL)
 
 
@@ -196,7 +145,7 @@ def _():
 
         _, out = same_as_pyg(make, lambda m, x: m(x, ei), x)
         assert out.shape == (N, OUT)
-    assert "aggr_module.aggrs.1.t" in pair(make)[1].state_dict()  # PyG's keys
+    assert "aggr_module.aggrs.1.t" in layer_pair(make)[1].state_dict()  # PyG's keys
 
 
 @case("GATConv return_attention_weights=True with edge_index")
@@ -237,7 +186,7 @@ def _():
         make = lambda m, f=fill_value: m.GATConv(IN, OUT, heads=2, edge_dim=3, fill_value=f)  # noqa: E731
         same_as_pyg(make, lambda m, x, e: m(x, ei, e, return_attention_weights=True), x, edge_attr)
     # The edge features change the result.
-    _, ours = pair(make)
+    _, ours = layer_pair(make)
     assert not torch.allclose(ours(x, ei, edge_attr), ours(x, ei, edge_attr * 2))
 
 

@@ -18,8 +18,8 @@ from fastgl.nn.aggr import LSTMAggregation, MultiAggregation, Reduce
 
 pyg_nn = pytest.importorskip("torch_geometric.nn")
 pyg_utils = pytest.importorskip("torch_geometric.utils")
+from pyg_layers import TOL, assert_same, layer_pair  # noqa: E402  (needs PyG)
 
-TOL = dict(atol=1e-6, rtol=1e-6)
 N, IN = 12, 6
 E = 47  # edges of _graph()
 
@@ -37,70 +37,6 @@ def _graph(num_nodes=N, num_edges=40, seed=0, sort=False):
 
 def _features(*shape, seed=1):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-
-
-def layer_pair(make):
-    """``make(module)`` from torch_geometric.nn and from fastgl.nn, in float64, with PyG's
-    parameters (non-zero biases, so that every parameter shows in the outputs)."""
-    torch.manual_seed(0)
-    ref = make(pyg_nn).double()
-    ours = make(fnn).double()
-    ours.load_state_dict(ref.state_dict(), strict=True)
-    with torch.no_grad():
-        for module in (ref, ours):
-            for key, p in module.named_parameters():
-                if key.endswith("bias"):
-                    p.copy_(torch.linspace(-0.5, 0.5, p.numel()).view_as(p))
-    return ref, ours
-
-
-def _dense_tensors(out) -> list:
-    """The floating-point tensors of a (nested) output, sparse ones by their values."""
-    if isinstance(out, (tuple, list)):
-        return [t for part in out for t in _dense_tensors(part)]
-    if out.layout != torch.strided:
-        return [out.values()] if out.is_floating_point() else []
-    return [out] if out.is_floating_point() else []
-
-
-def _run(module, forward, inputs):
-    """``forward(module, *inputs)``: its float outputs, and the gradients of a fixed weighting
-    of them for every parameter and every float input."""
-    inputs = [
-        t.detach().clone().requires_grad_(True)
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.layout == torch.strided
-        else t
-        for t in inputs
-    ]
-    module.zero_grad()
-    out = forward(module, *inputs)
-    floats = _dense_tensors(out)
-    probe = sum(
-        (t * torch.cos(torch.arange(t.numel(), dtype=t.dtype)).view_as(t)).sum() for t in floats
-    )
-    probe.backward()
-    grads = {k: p.grad for k, p in module.named_parameters()}
-    input_grads = [t.grad for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
-    return out, floats, grads, input_grads
-
-
-def assert_same(ref, ours, forward, *inputs, forward_ref=None):
-    """PyG's and fastgl's layer agree on ``forward(layer, *inputs)``: outputs, parameter
-    gradients, input gradients. Returns both outputs."""
-    ref_out, ref_floats, ref_grads, ref_in = _run(ref, forward_ref or forward, inputs)
-    out, floats, grads, in_grads = _run(ours, forward, inputs)
-    assert len(floats) == len(ref_floats)
-    for a, b in zip(floats, ref_floats):
-        torch.testing.assert_close(a, b, **TOL)
-    assert grads.keys() == ref_grads.keys()
-    for key, g in grads.items():
-        if ref_grads[key] is None:
-            assert g is None or not g.any(), key
-        else:
-            torch.testing.assert_close(g, ref_grads[key], **TOL, msg=key)
-    for a, b in zip(in_grads, ref_in):
-        torch.testing.assert_close(a, b, **TOL)
-    return ref_out, out
 
 
 # ---------------------------------------------------------------------------------------------
