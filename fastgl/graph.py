@@ -411,6 +411,13 @@ def csc_structure(
     )
 
 
+def inverse_permutation(perm: Tensor) -> Tensor:
+    """``inverse`` with ``inverse[perm[i]] = i``: where each position of a permutation went."""
+    inverse = torch.empty_like(perm)
+    inverse[perm] = torch.arange(perm.numel(), device=perm.device)
+    return inverse
+
+
 def expand_ptr(indptr: Tensor, num_slots: int) -> Tensor:
     """``[num_slots]`` int64 row of every slot of the offsets ``indptr`` (row ``v`` owns slots
     ``indptr[v] .. indptr[v+1]``): a CSC's destination of every edge. ``num_slots`` is

@@ -229,14 +229,16 @@ class HeteroCSCGraph:
         weights = [rel.weight for rel in rels]
         has_weights = bool(rels) and all(w is not None for w in weights)
         return CombinedEdges(
-            indptr=_cat([rel.indptr + edge_offsets[r] for r, rel in enumerate(rels)], device),
+            indptr=cat_or_empty(
+                [rel.indptr + edge_offsets[r] for r, rel in enumerate(rels)], device
+            ),
             indptr_start=_offsets(indptr_sizes, device)[:-1],
             edge_offsets=edge_offsets,
-            indices=_cat(
+            indices=cat_or_empty(
                 [rel.indices.to(torch.int64) + offsets[src_type[r]] for r, rel in enumerate(rels)],
                 device,
             ),
-            eid=_cat([rel.edge_ids() for rel in rels], device),
+            eid=cat_or_empty([rel.edge_ids() for rel in rels], device),
             weight=_cat_weights(weights) if has_weights else None,
             src_type=torch.tensor(src_type, dtype=torch.int64, device=device),
             dst_type=torch.tensor(dst_type, dtype=torch.int64, device=device),
@@ -320,12 +322,14 @@ def _relation_csc(
             name=f"edge_weight_dict[{etype}]",
             stored=True,
         )
-    csc = CSCGraph.from_edge_index(edge_index, max(num_src, num_dst), weight)
+    # Without the weights (checked above, under the relation's name): only their order changes.
+    csc = CSCGraph.from_edge_index(edge_index, max(num_src, num_dst))
+    weight = None if weight is None else weight[csc.eid]
     if src_type == dst_type:
-        return csc
+        return CSCGraph(csc.indptr, csc.indices, csc.eid, weight, validate=False)
     # Rows past num_dst are empty (every destination is below it); a copy frees the rest.
     indptr = csc.indptr[: num_dst + 1].clone() if num_src > num_dst else csc.indptr
-    return BipartiteCSC(indptr, csc.indices, csc.eid, csc.weight, num_src)
+    return BipartiteCSC(indptr, csc.indices, csc.eid, weight, num_src)
 
 
 def _checked_num_nodes(num_nodes_dict: dict[str, int]) -> dict[str, int]:
@@ -400,8 +404,11 @@ def _offsets(sizes: list[int], device: torch.device) -> Tensor:
     return torch.tensor([0] + sizes, dtype=torch.int64, device=device).cumsum(0)
 
 
-def _cat(tensors: list[Tensor], device: torch.device) -> Tensor:
-    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.int64, device=device)
+def cat_or_empty(
+    tensors: list[Tensor], device: torch.device, dtype: torch.dtype = torch.int64
+) -> Tensor:
+    """``torch.cat(tensors)``, or an empty ``dtype`` tensor when there are none."""
+    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=dtype, device=device)
 
 
 def _cat_weights(weights: list[Tensor]) -> Tensor:

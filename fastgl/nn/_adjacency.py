@@ -38,6 +38,7 @@ from fastgl.graph import (
     check_offsets,
     csc_structure,
     expand_ptr,
+    inverse_permutation,
     sorted_target_offsets,
 )
 from fastgl.ops import csc_from_coo
@@ -90,7 +91,7 @@ class Adjacency:
         caller's (the inverse of :meth:`to_structure_order`; differentiable)."""
         if self.edge_order is None:
             return edge_data
-        return edge_data[_inverse_permutation(self.edge_order)]
+        return edge_data[inverse_permutation(self.edge_order)]
 
     def caller_edge_index(self) -> Tensor:
         """``[2, E]`` int64 ``(source, destination)`` of every edge, in the caller's order."""
@@ -178,12 +179,6 @@ class Adjacency:
         is_loop[kept_positions] = False
         order[is_loop] = kept_positions.numel() + looped.dst_index()[is_loop]
         return order
-
-
-def _inverse_permutation(perm: Tensor) -> Tensor:
-    inverse = torch.empty_like(perm)
-    inverse[perm] = torch.arange(perm.numel(), device=perm.device)
-    return inverse
 
 
 def _from_pairs(

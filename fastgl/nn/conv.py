@@ -927,8 +927,10 @@ class GATConv(FastGLConv):
         if num_loops is not None:  # PyG's remove_self_loops then add_self_loops, in its order
             src, dst = adj.caller_edge_index()
             kept = src != dst
-            loops = _loop_attr(self.fill_value, edge_attr[kept], dst[kept], num_loops)
-            edge_attr = torch.cat([edge_attr[kept], loops])
+            kept_attr = edge_attr[kept]
+            edge_attr = torch.cat(
+                [kept_attr, _loop_attr(self.fill_value, kept_attr, dst[kept], num_loops)]
+            )
         features = self.lin_edge(graph.to_structure_order(edge_attr))
         return (features.view(-1, self.heads, self.out_channels) * self.att_edge).sum(dim=-1)
 

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from fastgl import ops
-from fastgl.graph import Structure, check_edge_weight, expand_ptr
+from fastgl.graph import Structure, check_edge_weight, expand_ptr, inverse_permutation
 from fastgl.ops import csc_from_coo
 
 _REDUCTIONS = ("sum", "mean", "max", "min")
@@ -296,9 +296,7 @@ def edge_softmax(structure: Structure, scores: Tensor) -> Tensor:
     # The op checks the shape of scores against indptr (and is differentiable).
     out = ops.edge_softmax(indptr, columns)
     if perm is not None:
-        out = out[
-            torch.empty_like(perm).scatter_(0, perm, torch.arange(perm.numel(), device=perm.device))
-        ]
+        out = out[inverse_permutation(perm)]
     return out.squeeze(1) if scores.dim() == 1 else out
 
 

@@ -137,7 +137,7 @@ def checked_seeds(where: str, graph: CSCGraph, seeds: Tensor) -> Tensor:
     ``graph``, on its device (a ``TypeError`` or ``ValueError`` starting with ``where``)."""
     check_id_tensor(where, "seeds", seeds, graph.device)
     if seeds.numel():
-        low, high = int(seeds.min()), int(seeds.max())
+        low, high = torch.stack(torch.aminmax(seeds)).tolist()  # one pass, one read-back
         if low < 0 or high >= graph.num_nodes:
             bad = low if low < 0 else high
             raise ValueError(

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from fastgl.graph import CSCGraph, expand_ptr
-from fastgl.hetero import EdgeType, HeteroCSCGraph, check_type_dict
+from fastgl.hetero import EdgeType, HeteroCSCGraph, cat_or_empty, check_type_dict
 from fastgl.ops import id_map, sample_ranges
 
 from .neighbor import (
@@ -299,7 +299,7 @@ def hetero_time_sorted_rows(
             times[t].to(dtype) if t in times else torch.zeros(n, dtype=dtype, device=device)
             for t, n in graph.num_nodes.items()
         ]
-        slot_time = _cat(per_type, dtype, device)[combined.indices]
+        slot_time = cat_or_empty(per_type, device, dtype)[combined.indices]
         timed = [s in times for s, _, _ in graph.edge_types]
     else:
         times = check_time_dict(where, "edge_time", edge_time, graph.num_edges, "edge", device)
@@ -311,14 +311,10 @@ def hetero_time_sorted_rows(
             else torch.zeros(b - a, dtype=dtype, device=device)
             for e, a, b in zip(graph.edge_types, bounds, bounds[1:])
         ]
-        slot_time = _cat(per_relation, dtype, device)
+        slot_time = cat_or_empty(per_relation, device, dtype)
         timed = [e in times for e in graph.edge_types]
     rows = TimeSortedRows(combined.indptr, combined.indices, combined.eid, slot_time)
     return rows, torch.tensor(timed, dtype=torch.bool, device=device)
-
-
-def _cat(tensors: list[Tensor], dtype: torch.dtype, device: torch.device) -> Tensor:
-    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=dtype, device=device)
 
 
 def _sample_temporal(

@@ -310,7 +310,7 @@ class NeighborSampler(PyGNeighborSampler):
             sub = self._sampler.sample(seeds)
         if not self.disjoint:
             for ntype, ids in seeds.items():
-                if sub.num_sampled_nodes[ntype][0] != ids.numel():
+                if sub.batch_size[ntype] != ids.numel():
                     raise ValueError(
                         f"{_WHERE}: the seeds of a batch must be distinct unless "
                         f"disjoint=True (node type {ntype!r} repeats one)"
