@@ -278,7 +278,9 @@ def hetero_samplers(graph: dict, args, device) -> dict[str, Callable]:
     samplers = {}
     for where in dict.fromkeys(["cpu", str(device)]):
         sampler = HeteroNeighborSampler(
-            hetero.to(where), list(reversed(args.fanouts)), layerwise=True
+            hetero if torch.device(where) == hetero.device else hetero.to(where),
+            list(reversed(args.fanouts)),
+            layerwise=True,
         )
 
         def sample(seeds, sampler=sampler, where=where):

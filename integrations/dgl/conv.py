@@ -504,15 +504,11 @@ class SAGEConv(nn.Module):
         out = feat_src.new_zeros(num_dst, width)
         if num_edges == 0:
             return out
-        device = feat_src.device
         src, dst = adj.structure.src_index(), adj.structure.dst_index()
-        eid = adj.edge_order
-        if eid is None:
-            eid = torch.arange(num_edges, device=device)
-        degree = torch.bincount(dst, minlength=num_dst)
+        degree = adj.structure.in_degrees()
         # Edges ordered by (in-degree of their destination, destination, edge id): the
         # destinations of a bucket follow each other, each with its in-edges in edge-id order.
-        edges = torch.argsort(eid.to(device), stable=True)
+        edges = torch.argsort(adj.edge_order, stable=True)  # DGL's edge ids (_structure_of)
         edges = edges[torch.argsort(dst[edges], stable=True)]
         edges = edges[torch.argsort(degree[dst[edges]], stable=True)]
         messages = feat_src[src[edges]]
