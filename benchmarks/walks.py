@@ -45,9 +45,12 @@ what they did. ``vs baseline`` divides by ``dgl``'s rate (``torch``'s without DG
 thread count, ``vs torch`` by ``torch``'s, ``transit/sample`` is ``fastgl-transit`` over
 ``fastgl-sample`` and ``1->N threads`` a walker's rate at N threads over its rate at one.
 
-The DGL graph is built from the CSC of the fastgl graph (``dgl.graph(("csc", ...))``, same edge
-ids), so that both share one copy of the edges (products-scale graphs fill a small machine's
-memory otherwise). The JSON goes to
+DGL's graph (``--dgl-graph``): ``sorted`` (the default) holds the edges sorted by (source,
+target) and says so (``row_sorted``, ``col_sorted``), so DGL's node2vec tests an edge by binary
+search; DGL scans the previous node's whole row in a CSR it does not know sorted, as from
+``csc`` (the fastgl graph's CSC, ``dgl.graph(("csc", ...))``), which costs much on the hubs of
+an R-MAT graph. Both share the fastgl graph's arrays where they can (products-scale graphs fill
+a small machine's memory otherwise). The JSON goes to
 ``benchmarks/results/walks-<device tag>.json`` unless ``--out`` is given.
 """
 
@@ -216,6 +219,22 @@ def dgl_walkers(g, algorithm: str, args) -> dict[str, Callable[[Tensor], Tensor]
     }
 
 
+def dgl_graph(csc: CSCGraph, layout: str):
+    """DGL's graph of the edges of ``csc`` (see the module docstring's ``--dgl-graph``)."""
+    import dgl
+
+    if layout == "csc":
+        return dgl.graph(("csc", (csc.indptr, csc.indices, csc.eid)), num_nodes=csc.num_nodes)
+    out = csc.out_csr()  # rows in order, targets ascending within each: sorted by (source, target)
+    sources = torch.repeat_interleave(torch.arange(csc.num_nodes), out.indptr.diff())
+    return dgl.graph(
+        (sources, out.indices.to(torch.int64)),
+        num_nodes=csc.num_nodes,
+        row_sorted=True,
+        col_sorted=True,
+    )
+
+
 def walk_starts(num_nodes: int, args, device) -> Tensor:
     if args.walks == 0:
         return torch.arange(num_nodes, device=device)
@@ -243,12 +262,7 @@ def measure(walkers: dict[str, Callable], starts: Tensor, args, device) -> dict[
 def rows_for(name: str, csc: CSCGraph, args, device, with_dgl: bool) -> list[dict]:
     """The rows of every algorithm and thread count on one graph."""
     csc = csc.to(device)
-    g = None
-    if with_dgl:
-        import dgl
-
-        # The fastgl graph's CSC is DGL's too: one copy of the edges, DGL's edge ids = eid.
-        g = dgl.graph(("csc", (csc.indptr, csc.indices, csc.eid)), num_nodes=csc.num_nodes)
+    g = dgl_graph(csc, args.dgl_graph) if with_dgl else None
     starts = walk_starts(csc.num_nodes, args, device)
     thread_counts = args.thread_counts if device.type == "cpu" else [None]
     rows = []
@@ -324,6 +338,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=float,
         default=1 / 80,
         help="PPR: probability to end before each step",
+    )
+    parser.add_argument(
+        "--dgl-graph",
+        choices=["sorted", "csc"],
+        default="sorted",
+        help="how DGL's graph is built (see above)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")

@@ -10,9 +10,12 @@ from test_benchmarks import check_walk_rows
 from benchmarks import walks
 
 
-def test_dgl_rows_walk_equal_work(tmp_path):
+@pytest.mark.parametrize("dgl_graph", ["sorted", "csc"])
+def test_dgl_rows_walk_equal_work(tmp_path, dgl_graph):
     payload = walks.main(
         [
+            "--dgl-graph",
+            dgl_graph,
             "--graphs",
             "rmat-tiny",
             "--walks",
