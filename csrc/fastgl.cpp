@@ -18,7 +18,8 @@ TORCH_LIBRARY(fastgl, m) {
       "Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, int seed) -> "
       "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   m.def(
-      "random_walk(Tensor indptr, Tensor indices, Tensor? weight, Tensor starts, int length, "
+      "random_walk(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor starts, "
+      "int length, "
       "float p, float q, float restart_prob, bool ppr, str schedule, int seed) -> "
       "(Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");

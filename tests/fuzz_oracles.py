@@ -314,10 +314,11 @@ def sample_ranges(before, after, result) -> Fault:
 
 
 def random_walk(before, after, result) -> Fault:
-    nodes, slots = result
+    nodes, edges = result
     if nodes.dim() != 2 or nodes.shape[1] != before["length"] + 1:
         return f"nodes of shape {tuple(nodes.shape)} for walks of length {before['length']}"
-    return walk_paths_fault(
+    slots, fault = _slots_of_walk_edges(before, nodes, edges)
+    return fault or walk_paths_fault(
         before["indptr"],
         before["indices"],
         before["weight"],
@@ -327,6 +328,21 @@ def random_walk(before, after, result) -> Fault:
         before["restart_prob"],
         before["ppr"],
     )
+
+
+def _slots_of_walk_edges(before, nodes: Tensor, edges: Tensor) -> tuple[Tensor, Fault]:
+    """The CSR slots behind the walks' edge ids: with ``eid`` (whose entries may be any ids,
+    repeated or not), the same call without it must walk the same nodes and take slots whose
+    ids are ``edges``."""
+    eid = before["eid"]
+    if eid is None:
+        return edges, None
+    call = {name: value for name, value in before.items() if name != "eid"}
+    same_nodes, slots = torch.ops.fastgl.random_walk(eid=None, **call)
+    if not torch.equal(same_nodes, nodes):
+        return slots, "edge ids change the walks"
+    named = torch.where(slots >= 0, eid[slots.clamp(min=0)] if eid.numel() else slots, -1)
+    return slots, _expect(torch.equal(named, edges), "an edge id is not eid of the slot taken")
 
 
 def _slots_of_edge_ids(before, targets: Tensor, sources: Tensor, edge_ids: Tensor) -> Fault:

@@ -77,11 +77,24 @@ def _random_walk_args():
     g32, gw = _graph(torch.int32).out_csr(), _graph(weighted=True).out_csr()
     starts = torch.randint(0, 40, (20,), generator=torch.Generator().manual_seed(5))
     return [
-        (g32.indptr, g32.indices, None, starts, 6, 1.0, 1.0, 0.0, False, "sample", 3),
-        (g32.indptr, g32.indices, None, starts.int(), 5, 0.5, 2.0, 0.2, True, "transit", -3),
-        (gw.indptr, gw.indices, gw.weight, starts, 4, 2.0, 0.5, 0.1, False, "auto", 9),
-        (gw.indptr, gw.indices, gw.weight, starts[:0], 4, 1.0, 1.0, 0.0, False, "auto", 0),
-        (gw.indptr, gw.indices, None, starts, 0, 1.0, 1.0, 0.0, True, "sample", 0),
+        (g32.indptr, g32.indices, None, None, starts, 6, 1.0, 1.0, 0.0, False, "sample", 3),
+        (
+            g32.indptr,
+            g32.indices,
+            None,
+            g32.eid,
+            starts.int(),
+            5,
+            0.5,
+            2.0,
+            0.2,
+            True,
+            "transit",
+            -3,
+        ),
+        (gw.indptr, gw.indices, gw.weight, gw.eid, starts, 4, 2.0, 0.5, 0.1, False, "auto", 9),
+        (gw.indptr, gw.indices, gw.weight, None, starts[:0], 4, 1.0, 1.0, 0.0, False, "auto", 0),
+        (gw.indptr, gw.indices, None, None, starts, 0, 1.0, 1.0, 0.0, True, "sample", 0),
     ]
 
 

@@ -57,13 +57,16 @@ def raw_walk(
     weighted=False,
     schedule="auto",
     seed=0,
+    with_eid=False,
 ):
-    """The compiled op on the graph's out-edge CSR: ``(nodes, CSR slots)``."""
+    """The compiled op on the graph's out-edge CSR: ``(nodes, CSR slots)``, or ``(nodes, edge
+    ids)`` ``with_eid``."""
     csr = graph.out_csr()
     return torch.ops.fastgl.random_walk(
         csr.indptr,
         csr.indices,
         csr.weight if weighted else None,
+        csr.eid if with_eid else None,
         starts,
         length,
         p,
@@ -404,6 +407,7 @@ def test_non_contiguous_inputs_walk_as_contiguous_ones():
         strided(csr.indptr),
         strided(csr.indices),
         None,
+        None,
         strided(starts),
         5,
         0.5,
@@ -567,11 +571,14 @@ def test_negative_weights_are_an_error():
         random_walk(graph, torch.tensor([0]), 3, weighted=True)
 
 
-def _raw(indptr, indices, weight=None, starts=(0,), length=3, p=1.0, q=1.0, schedule="sample"):
+def _raw(
+    indptr, indices, weight=None, starts=(0,), length=3, p=1.0, q=1.0, schedule="sample", eid=None
+):
     return torch.ops.fastgl.random_walk(
         torch.tensor(indptr),
         torch.tensor(indices),
         weight,
+        eid,
         torch.tensor(starts),
         length,
         p,
@@ -581,6 +588,21 @@ def _raw(indptr, indices, weight=None, starts=(0,), length=3, p=1.0, q=1.0, sche
         schedule,
         0,
     )
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_edge_ids_are_the_eid_of_the_slots_taken(schedule):
+    """With ``eid`` the op writes each step's edge id where it would write the CSR slot; the
+    walks are the same (node2vec's previous node and ppr's teleports included)."""
+    graph = CSCGraph.from_edge_index(random_edge_index(40, 300, seed=5))
+    starts = torch.randint(0, 40, (200,), generator=gen(6))
+    walk = dict(p=0.5, q=2.0, restart_prob=0.2, ppr=True, schedule=schedule, seed=7)
+    nodes, slots = raw_walk(graph, starts, 12, **walk)
+    nodes_with_ids, edges = raw_walk(graph, starts, 12, with_eid=True, **walk)
+    assert torch.equal(nodes_with_ids, nodes)
+    eid = graph.out_csr().eid
+    assert bool((slots == -1).any()) and bool((slots >= 0).any())
+    assert torch.equal(edges, torch.where(slots >= 0, eid[slots.clamp(min=0)], -1))
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
@@ -597,6 +619,16 @@ def test_bad_structures_read_by_the_walks_are_errors(schedule):
         _raw([0, 1, 2], [1, 0], nan, schedule=schedule)
     with pytest.raises(RuntimeError, match="random_walk: weight has 1 entries but the graph has 2"):
         _raw([0, 1, 2], [1, 0], torch.ones(1), schedule=schedule)
+    with pytest.raises(RuntimeError, match="random_walk: eid has 1 entries but the graph has 2"):
+        _raw([0, 1, 2], [1, 0], eid=torch.tensor([0]), schedule=schedule)
+    with pytest.raises(RuntimeError, match="random_walk: eid must be Long, got Int"):
+        _raw([0, 1, 2], [1, 0], eid=torch.tensor([0, 1], dtype=torch.int32), schedule=schedule)
+    # Node 1's out-edge has a negative id: the walk's second step takes it.
+    with pytest.raises(
+        RuntimeError,
+        match="random_walk: eid must be non-negative, but an edge walk 0 took has a negative id",
+    ):
+        _raw([0, 1, 2], [1, 0], eid=torch.tensor([5, -3]), schedule=schedule)
     # Rows the walks never read are not checked: node 2's backwards row is never visited.
     nodes, _ = _raw([0, 1, 2, 1, 2], [1, 0], starts=(0,), schedule=schedule)
     assert nodes.tolist() == [[0, 1, 0, 1]]
@@ -630,7 +662,7 @@ def test_the_first_bad_walk_is_named(schedule):
         try:
             with pytest.raises(RuntimeError, match=r"node 9 hold an id out of .*\(walk 3000\)"):
                 torch.ops.fastgl.random_walk(
-                    indptr, indices, None, starts, 3, 1.0, 1.0, 0.0, False, schedule, 0
+                    indptr, indices, None, None, starts, 3, 1.0, 1.0, 0.0, False, schedule, 0
                 )
         finally:
             torch.set_num_threads(before)

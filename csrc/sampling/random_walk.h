@@ -1,20 +1,22 @@
 // random_walk: first-order (DeepWalk), second-order (node2vec) and restart / personalized-PageRank
 // walks over a graph's out-edges, given as CSR: `indptr` over sources, `indices` the targets,
-// ascending within each row (node2vec's neighbor test binary-searches them), optional `weight`.
+// ascending within each row (node2vec's neighbor test binary-searches them), optional `weight`
+// and `eid` (each slot's edge id, non-negative).
 //
-// Walk w starts at nodes[w, 0] = starts[w]; step t writes nodes[w, t+1] and slots[w, t], the CSR
-// slot it took. Before each move, with restart_prob > 0, the walk restarts with that probability:
-// it ends (-1 from there on) or, with `ppr`, teleports to its start (slot -1). A node without
-// drawable out-edges ends the walk, or with `ppr` teleports it, unless it is the start itself.
-// Moves draw exactly as sample_ranges does with one range (the row), fanout 1, replace=True:
-// step t's key is hop_key(seed, 2t), walk w's stream w. Second-order moves (the first move and the
-// first after a teleport are first-order) weigh candidate x, given the previous node u, by 1/p if
-// x == u, 1 if u -> x is an edge, 1/q otherwise (times its weight when weighted). KnightKing's
-// rejection sampling (Yang et al., SOSP '19) draws a candidate first-order in trial k (stream
-// pair_stream(k, w)) and accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below
-// its bias; after kMaxTrials rejections one exact draw over the enumerated biases. The restart
-// decision of step t draws from the weights {restart_prob, 1 - restart_prob} with key
-// hop_key(seed, 2t + 1), stream w: offset 0 restarts.
+// Walk w starts at nodes[w, 0] = starts[w]; step t writes nodes[w, t+1] and edges[w, t], the id
+// of the edge it took: eid[slot], or the CSR slot itself without eid.
+// Before each move, with restart_prob > 0, the walk restarts with that probability: it ends (-1
+// from there on) or, with `ppr`, teleports to its start (edge -1). A node without drawable
+// out-edges ends the walk, or with `ppr` teleports it, unless it is the start itself. Moves draw
+// exactly as sample_ranges does with one range (the row), fanout 1, replace=True: step t's key is
+// hop_key(seed, 2t), walk w's stream w. Second-order moves (the first move and the first after a
+// teleport are first-order) weigh candidate x, given the previous node u, by 1/p if x == u, 1 if u
+// -> x is an edge, 1/q otherwise (times its weight when weighted). KnightKing's rejection sampling
+// (Yang et al., SOSP '19) draws a candidate first-order in trial k (stream pair_stream(k, w)) and
+// accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias; after
+// kMaxTrials rejections one exact draw over the enumerated biases. The restart decision of step t
+// draws from the weights {restart_prob, 1 - restart_prob} with key hop_key(seed, 2t + 1), stream w:
+// offset 0 restarts.
 //
 // Every step is a pure function of the walk's own path so far, so walking whole walks in parallel
 // ("sample") and stepping all walks together grouped by current node ("transit", NextDoor's
@@ -37,7 +39,7 @@
 
 namespace fastgl::sampling {
 
-using WalkResult = std::tuple<at::Tensor, at::Tensor>;  // nodes [S, L+1], slots [S, L]
+using WalkResult = std::tuple<at::Tensor, at::Tensor>;  // nodes [S, L+1], edges [S, L]
 
 constexpr const char* kWalkOp = "random_walk";
 
@@ -48,10 +50,12 @@ constexpr int64_t kNoWalkFault = INT64_MAX;  // what Backend::run returns when e
 // Shapes, dtypes, devices and the scalar arguments; the rows are checked as the walks read them.
 inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                      const c10::optional<at::Tensor>& weight,
-                                     const at::Tensor& starts, int64_t length, double p, double q,
-                                     double restart_prob, const std::string& schedule) {
+                                     const c10::optional<at::Tensor>& eid, const at::Tensor& starts,
+                                     int64_t length, double p, double q, double restart_prob,
+                                     const std::string& schedule) {
   constexpr const char* op = kWalkOp;
   check_csc_inputs(op, indptr, indices, weight);
+  check_edge_ids(op, eid, indices, indptr);
   check_index_vector(op, "starts", starts);
   check_same_device(op, "starts", starts, "indptr", indptr);
   // 2 * length + 1 numbers the last step's restart key; 2^62 steps exceed any memory anyway.
@@ -97,6 +101,8 @@ inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor&
                node, ", walk ", walk, ")");
   FASTGL_CHECK(fault != kBadWalkTarget, op, "indices of node ", node,
                " hold an id out of range for a graph of ", num_nodes, " nodes (walk ", walk, ")");
+  FASTGL_CHECK(fault != kNegativeEdgeId, op, "eid must be non-negative, but an edge walk ", walk,
+               " took has a negative id");
   FASTGL_CHECK(false, op, "indices must ascend within each row (node2vec binary-searches them), ",
                "but the row of node ", previous, " does not (walk ", walk, ")");
 }
@@ -106,50 +112,53 @@ inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor&
 // walks and returns the smallest encoded fault, or kNoWalkFault.
 template <typename Backend>
 WalkResult random_walk_entry(const at::Tensor& indptr, const at::Tensor& indices,
-                             const c10::optional<at::Tensor>& weight, const at::Tensor& starts,
+                             const c10::optional<at::Tensor>& weight,
+                             const c10::optional<at::Tensor>& eid, const at::Tensor& starts,
                              int64_t length, double p, double q, double restart_prob, bool ppr,
                              c10::string_view schedule, int64_t seed) {
   const std::string schedule_name = as_string(schedule);
-  check_random_walk_inputs(indptr, indices, weight, starts, length, p, q, restart_prob,
+  check_random_walk_inputs(indptr, indices, weight, eid, starts, length, p, q, restart_prob,
                            schedule_name);
   const c10::DeviceGuard device_guard(indptr.device());
   const int64_t num_walks = starts.numel();
   const auto options = starts.options().dtype(at::kLong);
   at::Tensor nodes = empty_for_write({num_walks, length + 1}, options);
-  at::Tensor slots = empty_for_write({num_walks, length}, options);
-  if (num_walks == 0) return {nodes, slots};
+  at::Tensor edges = empty_for_write({num_walks, length}, options);
+  if (num_walks == 0) return {nodes, edges};
   nodes.select(1, 0).copy_(starts);
-  if (length == 0) return {nodes, slots};
+  if (length == 0) return {nodes, edges};
 
   const WalkSchedule walk_schedule = schedule_name == "sample"    ? WalkSchedule::kSample
                                      : schedule_name == "transit" ? WalkSchedule::kTransit
                                                                   : Backend::kAutoSchedule;
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
-  const at::Tensor weight_c = contiguous_or_undefined(weight);
+  const at::Tensor weight_c = contiguous_or_undefined(weight), eid_c = contiguous_or_undefined(eid);
   const double inv_p = 1 / p, inv_q = 1 / q;
   const int64_t first_fault =
       dispatch_csc_types(indices_c, weight_c, [&](auto index_tag, auto weight_ptr) {
         using index_t = decltype(index_tag);
         using weight_t = std::remove_const_t<std::remove_pointer_t<decltype(weight_ptr)>>;
-        const WalkView<index_t, weight_t> view{indptr_c.data_ptr<int64_t>(),
-                                               indices_c.data_ptr<index_t>(),
-                                               weight_ptr,
-                                               indptr.numel() - 1,
-                                               indices.numel(),
-                                               length,
-                                               inv_p,
-                                               inv_q,
-                                               std::max({inv_p, 1.0, inv_q}),
-                                               p != 1 || q != 1,
-                                               restart_prob,
-                                               ppr,
-                                               static_cast<uint64_t>(seed),
-                                               nodes.data_ptr<int64_t>(),
-                                               slots.data_ptr<int64_t>()};
+        const WalkView<index_t, weight_t> view{
+            indptr_c.data_ptr<int64_t>(),
+            indices_c.data_ptr<index_t>(),
+            weight_ptr,
+            eid_c.defined() ? eid_c.data_ptr<int64_t>() : nullptr,
+            indptr.numel() - 1,
+            indices.numel(),
+            length,
+            inv_p,
+            inv_q,
+            std::max({inv_p, 1.0, inv_q}),
+            p != 1 || q != 1,
+            restart_prob,
+            ppr,
+            static_cast<uint64_t>(seed),
+            nodes.data_ptr<int64_t>(),
+            edges.data_ptr<int64_t>()};
         return Backend::run(view, nodes, walk_schedule);
       });
   if (first_fault != kNoWalkFault) raise_walk_fault(first_fault, nodes, indptr.numel() - 1);
-  return {nodes, slots};
+  return {nodes, edges};
 }
 
 }  // namespace fastgl::sampling

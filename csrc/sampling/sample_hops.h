@@ -63,19 +63,24 @@ struct HopsConfig {
 
 constexpr const char* kHopsOp = "sample_hops";
 
+// `eid`, when given, names each CSR slot's edge: one int64 per entry of `indices`.
+inline void check_edge_ids(const char* op, const c10::optional<at::Tensor>& eid,
+                           const at::Tensor& indices, const at::Tensor& indptr) {
+  if (!eid.has_value()) return;
+  check_dim(op, "eid", *eid, 1);
+  check_dtype(op, "eid", *eid, at::kLong);
+  FASTGL_CHECK(eid->numel() == indices.numel(), op, "eid has ", eid->numel(),
+               " entries but the graph has ", indices.numel(), " edges");
+  check_same_device(op, "eid", *eid, "indptr", indptr);
+}
+
 inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                      const c10::optional<at::Tensor>& weight,
                                      const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
                                      const at::Tensor& seed_ptr, const HopsConfig& cfg) {
   constexpr const char* op = kHopsOp;
   check_csc_inputs(op, indptr, indices, weight);
-  if (eid.has_value()) {
-    check_dim(op, "eid", *eid, 1);
-    check_dtype(op, "eid", *eid, at::kLong);
-    FASTGL_CHECK(eid->numel() == indices.numel(), op, "eid has ", eid->numel(),
-                 " entries but the graph has ", indices.numel(), " edges");
-    check_same_device(op, "eid", *eid, "indptr", indptr);
-  }
+  check_edge_ids(op, eid, indices, indptr);
   check_index_vector(op, "seeds", seeds);
   check_same_device(op, "seeds", seeds, "indptr", indptr);
   check_dim(op, "seed_ptr", seed_ptr, 1);

@@ -21,6 +21,7 @@ enum WalkFault : int64_t {
   kBadWalkWeights = 2,
   kBadWalkTarget = 3,
   kUnsortedWalkRow = 4,
+  kNegativeEdgeId = 5,
   kNumWalkFaults = 8,
 };
 
@@ -89,6 +90,7 @@ struct WalkView {
   const int64_t* indptr;
   const index_t* indices;
   const weight_t* weight;  // null when unweighted
+  const int64_t* eid;      // the id of each CSR slot's edge; null: the slot itself
   int64_t num_nodes, num_edges, length;
   double inv_p, inv_q, max_bias;  // node2vec's biases 1/p, 1/q and their bound max(1/p, 1, 1/q)
   bool second_order;              // p != 1 or q != 1
@@ -96,19 +98,31 @@ struct WalkView {
   bool ppr;
   uint64_t seed;
   int64_t* nodes;  // [S, length + 1], column 0 holding the starts
-  int64_t* slots;  // [S, length]
+  int64_t* edges;  // [S, length]: the CSR slot each step took (-1 for none), then its edge id
 
   C10_HOST_DEVICE int64_t node(int64_t w, int64_t t) const { return nodes[w * (length + 1) + t]; }
 
-  // Step t of walk w: writes nodes[w, t+1] and slots[w, t] and returns 0, or the WalkFault that
-  // ended the walk (padded like a terminated one). `cached_targets` and `cached_weight`, when not
-  // null, are the current node's row as a CUDA block cached it in shared memory.
+  // The CSR slot of the first candidate an unweighted move of walk w at step t draws from the
+  // row [row_start, row_start + degree), degree > 0: the move itself when first-order, node2vec's
+  // first trial (stream pair_stream(0, w) = w) otherwise. The same draw as draw_neighbor_offsets'
+  // for fanout 1 with replacement, which step() makes; the CPU kernel computes it ahead of the
+  // step to prefetch the target.
+  C10_HOST_DEVICE int64_t first_candidate_slot(int64_t w, int64_t t, int64_t row_start,
+                                               int64_t degree) const {
+    return row_start +
+           RandomStream(hop_key(seed, 2 * t), static_cast<uint64_t>(w)).below(0, degree);
+  }
+
+  // Step t of walk w: writes nodes[w, t+1] and the slot it took to edges[w, t] and returns 0, or
+  // the WalkFault that ended the walk (padded like a terminated one). `cached_targets` and
+  // `cached_weight`, when not null, are the current node's row as a CUDA block cached it in shared
+  // memory.
   C10_HOST_DEVICE int64_t step(int64_t w, int64_t t, const index_t* cached_targets = nullptr,
                                const weight_t* cached_weight = nullptr) const {
     int64_t* next = nodes + w * (length + 1) + t + 1;
-    int64_t* slot = slots + w * length + t;
+    int64_t* edge = edges + w * length + t;
     *next = -1;  // until the move succeeds: an ended walk, or a faulty one, pads
-    *slot = -1;
+    *edge = -1;
     const int64_t current = node(w, t), start = node(w, 0);
     if (current < 0) return 0;
     if (restart_prob > 0 && restarts(w, t)) {
@@ -139,8 +153,34 @@ struct WalkView {
     const int64_t target = static_cast<int64_t>(row.targets[offset]);
     if (target < 0 || target >= num_nodes) return kBadWalkTarget;
     *next = target;
-    *slot = row.start + offset;
+    *edge = row.start + offset;
     return 0;
+  }
+
+  // Names the edge at position i = w * length + t of `edges` once walk w has taken all its steps
+  // (until then node2vec reads its slot to tell a move from a teleport): the slot becomes
+  // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. Gathering the ids as the walks are
+  // taken, not in a pass over all walks after them, keeps the slots in cache: that pass costs a
+  // quarter of a DeepWalk call on a products-scale graph.
+  C10_HOST_DEVICE int64_t name_edge(int64_t i) const {
+    const int64_t slot = edges[i];
+    if (slot < 0) return 0;
+    const int64_t id = eid[slot];
+    if (id < 0) return kNegativeEdgeId;
+    edges[i] = id;
+    return 0;
+  }
+
+  // The node step t-1 moved from, or -1 when step t is first-order (the first step, or the first
+  // after a teleport, which took no edge).
+  C10_HOST_DEVICE int64_t previous_node(int64_t w, int64_t t) const {
+    return t > 0 && edges[w * length + t - 1] >= 0 ? node(w, t - 1) : -1;
+  }
+
+  // The walk moved out of `previous` at the last step, which checked its row.
+  C10_HOST_DEVICE PreviousNode<index_t> previous_row(int64_t previous) const {
+    const int64_t start = indptr[previous];
+    return {previous, indices + start, indptr[previous + 1] - start};
   }
 
  private:
@@ -150,18 +190,6 @@ struct WalkView {
     draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t + 1)}, static_cast<uint64_t>(w),
                           stop_or_go, 2, 1, &pick);
     return pick == 0;
-  }
-
-  // The node step t-1 moved from, or -1 when step t is first-order (the first step, or the first
-  // after a teleport, which took no edge).
-  C10_HOST_DEVICE int64_t previous_node(int64_t w, int64_t t) const {
-    return t > 0 && slots[w * length + t - 1] >= 0 ? node(w, t - 1) : -1;
-  }
-
-  // The walk moved out of `previous` at the last step, which checked its row.
-  C10_HOST_DEVICE PreviousNode<index_t> previous_row(int64_t previous) const {
-    const int64_t start = indptr[previous];
-    return {previous, indices + start, indptr[previous + 1] - start};
   }
 
   // node2vec's unnormalized bias of moving to x (weights aside), or a negative value when the

@@ -302,10 +302,11 @@ def random_walk(
         raise TypeError(f"{where}: starts must be a tensor, got {type(starts).__name__}")
     if starts.dim() != 1:  # repeat() would tile another dimension
         raise ValueError(f"{where}: starts must be 1-D, got shape {tuple(starts.shape)}")
-    nodes, slots = torch.ops.fastgl.random_walk(
+    nodes, edges = torch.ops.fastgl.random_walk(
         csr.indptr,
         csr.indices,
         csr.weight if weighted else None,
+        csr.eid,
         starts.repeat(walks_per_node),
         length,
         p,
@@ -315,14 +316,12 @@ def random_walk(
         schedule,
         draw_key(generator, csr.indptr.device, where),
     )
-    if csr.eid.numel() == 0:  # no edges: every slot is -1 already
-        return nodes, slots
-    return nodes, torch.where(slots >= 0, csr.eid[slots.clamp(min=0)], slots)
+    return nodes, edges
 
 
 @register_fake("fastgl::random_walk")
 def _random_walk_fake(
-    indptr, indices, weight, starts, length, p, q, restart_prob, ppr, schedule, seed
+    indptr, indices, weight, eid, starts, length, p, q, restart_prob, ppr, schedule, seed
 ):
     num_walks = starts.shape[0]
     return (

@@ -52,12 +52,13 @@ def _reaches_the_row_cache(graph, nodes):
     return False
 
 
-def _walk(graph, starts, walk, weighted, schedule, seed):
+def _walk(graph, starts, walk, weighted, schedule, seed, with_eid=False):
     csr = graph.out_csr()
     return torch.ops.fastgl.random_walk(
         csr.indptr,
         csr.indices,
         csr.weight if weighted else None,
+        csr.eid if with_eid else None,
         starts,
         20,
         walk.get("p", 1.0),
@@ -98,6 +99,17 @@ def test_cuda_equals_cpu(walk, weighted, dtype):
     assert fault is None, fault
 
 
+@pytest.mark.parametrize("walk", ["node2vec", "ppr"])
+def test_cuda_edge_ids_equal_cpu(walk):
+    """With eid, each step writes the id of the edge it took, on the GPU as on the CPU."""
+    graph = _graph()
+    starts = _starts(graph)
+    expected = _walk(graph, starts, WALKS[walk], False, "sample", 11, with_eid=True)
+    for schedule in ("sample", "transit"):
+        got = _walk(graph.to("cuda"), starts.cuda(), WALKS[walk], False, schedule, 11, True)
+        assert torch.equal(got[0].cpu(), expected[0]) and torch.equal(got[1].cpu(), expected[1])
+
+
 def test_cuda_wrapper_walks_on_the_graph_device():
     graph = _graph().to("cuda")
     gen = torch.Generator(device="cuda").manual_seed(5)
@@ -111,7 +123,7 @@ def test_cuda_empty_input_and_zero_length():
     csr = _graph().to("cuda").out_csr()
     empty = torch.empty(0, dtype=torch.int64, device="cuda")
     for schedule in ("sample", "transit"):
-        args = (csr.indptr, csr.indices, None)
+        args = (csr.indptr, csr.indices, None, csr.eid)
         nodes, slots = torch.ops.fastgl.random_walk(
             *args, empty, 5, 1.0, 1.0, 0.0, False, schedule, 0
         )
@@ -136,6 +148,7 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
                 indptr.to(device),
                 indices.to(device),
                 None,
+                None,
                 starts.to(device),
                 3,
                 1.0,
@@ -150,6 +163,7 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
         torch.ops.fastgl.random_walk(
             bad_ends,
             torch.tensor([1, 0], device="cuda"),
+            None,
             None,
             torch.tensor([0], device="cuda"),
             2,
@@ -167,6 +181,7 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
             unsorted_indptr,
             unsorted,
             None,
+            None,
             torch.ones(50, dtype=torch.int64, device="cuda"),
             4,
             2.0,
@@ -178,10 +193,21 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
         )
     with pytest.raises(RuntimeError, match="random_walk: starts is on cpu but indptr is on cuda"):
         torch.ops.fastgl.random_walk(
-            indptr.cuda(), indices.cuda(), None, starts, 3, 1.0, 1.0, 0.0, False, schedule, 0
+            indptr.cuda(), indices.cuda(), None, None, starts, 3, 1.0, 1.0, 0.0, False, schedule, 0
         )
     # A failed call leaves the device usable.
     nodes, _ = torch.ops.fastgl.random_walk(
-        indptr.cuda(), indices.cuda(), None, starts[:2].cuda(), 3, 1.0, 1.0, 0.0, False, schedule, 0
+        indptr.cuda(),
+        indices.cuda(),
+        None,
+        None,
+        starts[:2].cuda(),
+        3,
+        1.0,
+        1.0,
+        0.0,
+        False,
+        schedule,
+        0,
     )
     assert nodes.tolist() == [[0, 1, 2, 3], [0, 1, 2, 3]]

@@ -1,5 +1,6 @@
 // CPU reference for random_walk: every step through WalkView::step (random_walk.h), shared with
-// the CUDA kernels. "sample" walks whole walks in parallel; "transit" steps all walks together,
+// the CUDA kernels. "sample" walks whole walks in parallel (each thread a group of walks at a
+// time, advanced together step by step: walk_group); "transit" steps all walks together,
 // ordered by current node each step (NextDoor's transit order: walks at one node read its row one
 // after another). Both give the same walks at any thread count.
 #include "sampling/random_walk.h"
@@ -7,19 +8,87 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace fastgl::sampling {
 namespace {
 
 // Whole walks are long units of work; single steps are short.
-constexpr int64_t kWalkGrain = 16;
+constexpr int64_t kWalkGrain = 64;
 constexpr int64_t kStepGrain = 1024;
+// Walks a thread advances together, one step of each in turn (see walk_group).
+constexpr int64_t kWalkGroup = 32;
 
 // Keeps the smallest encoded fault, which names the first bad walk whatever the thread count.
 void keep_first_fault(std::atomic<int64_t>& first, int64_t fault) {
   int64_t seen = first.load();
   while (fault < seen && !first.compare_exchange_weak(seen, fault)) {
+  }
+}
+
+// Prefetches what a binary search of the sorted `row` reads first: the whole row when it spans
+// few cache lines, else the probes of its first levels (the middle, the quarters, ...).
+template <typename index_t>
+void prefetch_search(const index_t* row, int64_t degree) {
+  constexpr int64_t kLineEntries = 64 / sizeof(index_t), kWholeRowLines = 8, kLevels = 4;
+  if (degree <= kLineEntries * kWholeRowLines) {
+    for (int64_t i = 0; i < degree; i += kLineEntries) __builtin_prefetch(row + i);
+    return;
+  }
+  for (int64_t parts = 2; parts <= (int64_t{1} << kLevels); parts *= 2) {
+    for (int64_t k = 1; k < parts; k += 2) __builtin_prefetch(row + degree / parts * k);
+  }
+}
+
+// Prefetches what step t of walk w reads after its row's bounds: the target it draws first
+// (unweighted; a weighted draw reads the row's weights first) and, for a second-order move, the
+// previous node's row, which the neighbor test searches.
+template <typename index_t, typename weight_t>
+void prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
+  const int64_t current = view.node(w, t);
+  if (current < 0 || current >= view.num_nodes) return;
+  const int64_t row_start = view.indptr[current], degree = view.indptr[current + 1] - row_start;
+  if (degree <= 0 || !valid_adjacency(row_start, row_start + degree, view.num_edges)) return;
+  if (view.weight == nullptr) {
+    __builtin_prefetch(view.indices + view.first_candidate_slot(w, t, row_start, degree));
+  }
+  const int64_t previous = view.second_order ? view.previous_node(w, t) : -1;
+  if (previous >= 0) {
+    const PreviousNode<index_t> row = view.previous_row(previous);
+    prefetch_search(row.targets, row.degree);
+  }
+}
+
+// Walks [begin, end) to their end, one step of every walk at a time. A walk alone waits for each
+// read in turn (its row's bounds, the target it drew, node2vec's search of the previous row; its
+// next row depends on the target), but the steps of different walks are independent: the
+// group's row bounds are prefetched together, then what each walk's move reads, and only then
+// does each walk step, mostly from cache.
+template <typename index_t, typename weight_t, typename Step>
+void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
+                const Step& step) {
+  for (int64_t t = 0; t < view.length; ++t) {
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t current = view.node(w, t);
+      if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
+    }
+    for (int64_t w = begin; w < end; ++w) prefetch_move(view, w, t);
+    for (int64_t w = begin; w < end; ++w) step(w, t);
+  }
+}
+
+// Names the edges at positions [begin, end) of the walks' edges (WalkView::name_edge), each id
+// prefetched a few positions ahead: every one is a read at random in eid.
+template <typename index_t, typename weight_t, typename Fault>
+void name_edges(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
+                const Fault& keep_fault) {
+  constexpr int64_t kAhead = 16;
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t ahead = i + kAhead < end ? view.edges[i + kAhead] : -1;
+    if (ahead >= 0) __builtin_prefetch(view.eid + ahead);
+    const int64_t fault = view.name_edge(i);
+    if (fault != 0) keep_fault(i / view.length, fault);
   }
 }
 
@@ -34,14 +103,20 @@ struct CpuRandomWalk {
     }
     const int64_t num_walks = nodes.size(0);
     std::atomic<int64_t> first_fault{kNoWalkFault};
+    auto keep_fault = [&](int64_t w, int64_t fault) {
+      keep_first_fault(first_fault, encode_walk_fault(w, fault));
+    };
     auto step = [&](int64_t w, int64_t t) {
       const int64_t fault = view.step(w, t);
-      if (fault != 0) keep_first_fault(first_fault, encode_walk_fault(w, fault));
+      if (fault != 0) keep_fault(w, fault);
     };
     if (schedule == WalkSchedule::kSample) {
       at::parallel_for(0, num_walks, kWalkGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t w = begin; w < end; ++w) {
-          for (int64_t t = 0; t < view.length; ++t) step(w, t);
+        for (int64_t group = begin; group < end; group += kWalkGroup) {
+          const int64_t group_end = std::min(end, group + kWalkGroup);
+          walk_group(view, group, group_end, step);
+          // While the group's slots are in cache.
+          if (view.eid) name_edges(view, group * view.length, group_end * view.length, keep_fault);
         }
       });
       return first_fault.load();
@@ -53,6 +128,11 @@ struct CpuRandomWalk {
       const int64_t* walk_of = order.data_ptr<int64_t>();
       at::parallel_for(0, num_walks, kStepGrain, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) step(walk_of[i], t);
+      });
+    }
+    if (view.eid) {
+      at::parallel_for(0, num_walks, kStepGrain, [&](int64_t begin, int64_t end) {
+        name_edges(view, begin * view.length, end * view.length, keep_fault);
       });
     }
     return first_fault.load();

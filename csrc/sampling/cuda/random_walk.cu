@@ -119,6 +119,15 @@ void step_in_transit_order(const WalkView<index_t, weight_t>& view, const at::Te
   }
 }
 
+// Once every walk has taken its steps: each slot taken becomes its edge id.
+template <typename index_t, typename weight_t>
+__global__ void name_edges_kernel(WalkView<index_t, weight_t> view, int64_t num_positions,
+                                  int64_t* first_fault) {
+  for (int64_t i = global_thread_index(); i < num_positions; i += global_thread_stride()) {
+    keep_first_fault(first_fault, i / view.length, view.name_edge(i));
+  }
+}
+
 struct CudaRandomWalk {
   static constexpr WalkSchedule kAutoSchedule = WalkSchedule::kTransit;
 
@@ -139,6 +148,12 @@ struct CudaRandomWalk {
       for (int64_t t = 0; t < view.length; ++t) {
         step_in_transit_order(view, nodes.select(1, t), t, fault, stream);
       }
+    }
+    if (view.eid != nullptr) {
+      const int64_t num_positions = num_walks * view.length;
+      name_edges_kernel<<<blocks_for(num_positions), kThreadsPerBlock, 0, stream>>>(
+          view, num_positions, fault);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
     return first_fault.item<int64_t>();
   }
