@@ -108,7 +108,7 @@ def gcn_inverse_sqrt_degrees(graph: CSCGraph) -> Tensor:
 
 
 @dataclass(frozen=True)
-class _Frontier:
+class LayerFrontier:
     """The destinations of one layer for every batch of a window, batch after batch (each
     batch's distinct nodes in their layout order)."""
 
@@ -122,13 +122,13 @@ class _Frontier:
 
 
 @dataclass(frozen=True)
-class _Layer:
+class LayerCandidates:
     """One layer of a window before its draw: the destinations' in-edges (self-loops of the
     graph left out: ``Â``'s own loop is added exactly) and the candidates they reach, per batch
     the batch's destinations then its other in-neighbors in first occurrence (CSC order), batch
     after batch."""
 
-    dst: _Frontier
+    dst: LayerFrontier
     target: Tensor  # [S] destination (index into dst.nodes) of every in-edge, grouped by it
     slots: Tensor  # [S] its CSC slot
     sources: Tensor  # [S] its source
@@ -207,12 +207,12 @@ def _first_frontier(where: str, seed_batches: list[Tensor], key_base: int):
     distinct_batch = torch.div(keys, key_base, rounding_mode="floor")
     counts = torch.bincount(distinct_batch, minlength=len(sizes))
     ptr = [0] + torch.cumsum(counts, 0).tolist()
-    frontier = _Frontier(keys - distinct_batch * key_base, distinct_batch, ptr)
+    frontier = LayerFrontier(keys - distinct_batch * key_base, distinct_batch, ptr)
     seed_index = [part - first for part, first in zip(local.split(sizes), ptr[:-1])]
     return frontier, seed_index
 
 
-def _layer_of(graph: CSCGraph, inv_sqrt_degree: Tensor, dst: _Frontier) -> _Layer:
+def _layer_of(graph: CSCGraph, inv_sqrt_degree: Tensor, dst: LayerFrontier) -> LayerCandidates:
     """The in-edges of every batch's destinations and their candidates."""
     target, slots = graph.in_edge_slots(dst.nodes)
     sources = graph.indices[slots].to(torch.int64)
@@ -223,7 +223,7 @@ def _layer_of(graph: CSCGraph, inv_sqrt_degree: Tensor, dst: _Frontier) -> _Laye
     cand_nodes, cand_batch, cand_ptr, slot_cand, dst_cand = _candidates(
         graph.num_nodes, dst, target, sources
     )
-    return _Layer(
+    return LayerCandidates(
         dst=dst,
         target=target,
         slots=slots,
@@ -238,7 +238,7 @@ def _layer_of(graph: CSCGraph, inv_sqrt_degree: Tensor, dst: _Frontier) -> _Laye
     )
 
 
-def _candidates(num_nodes: int, dst: _Frontier, target: Tensor, sources: Tensor):
+def _candidates(num_nodes: int, dst: LayerFrontier, target: Tensor, sources: Tensor):
     """``(nodes, batch, ptr, of_slot, of_dst)`` of the candidates: each batch's destinations and
     in-neighbors, destinations first, batch after batch (``ptr``: where each batch's start),
     and the candidate of every in-edge's source and of every destination.
@@ -273,8 +273,8 @@ def _candidates(num_nodes: int, dst: _Frontier, target: Tensor, sources: Tensor)
 
 
 def _blocks(
-    graph: CSCGraph, layer: _Layer, factor: Tensor, in_degrees: Tensor, row_sums: bool
-) -> tuple[list[Block], _Frontier]:
+    graph: CSCGraph, layer: LayerCandidates, factor: Tensor, in_degrees: Tensor, row_sums: bool
+) -> tuple[list[Block], LayerFrontier]:
     """Every batch's block of the layer and the next layer's destinations (the blocks'
     sources).
 
@@ -324,11 +324,11 @@ def _blocks(
                 indptr=offsets[d0 + b : d1 + b + 1],
             )
         )
-    return blocks, _Frontier(src_nodes, src_batch, src_bounds)
+    return blocks, LayerFrontier(src_nodes, src_batch, src_bounds)
 
 
 def _estimator_weights(
-    layer: _Layer, factor: Tensor, row_sums: bool
+    layer: LayerCandidates, factor: Tensor, row_sums: bool
 ) -> tuple[Tensor, Tensor, Tensor]:
     """``(kept, weight, self_weight)``: the in-edges whose source has ``factor > 0`` (indices),
     their weights ``Â(v, u) * factor[u]`` and the destinations' self-loop weights ``Â(v, v)``,
@@ -345,7 +345,9 @@ def _estimator_weights(
     return kept, weight, self_weight
 
 
-def _sources(layer: _Layer, kept_candidates: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _sources(
+    layer: LayerCandidates, kept_candidates: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(nodes, batch, ptr, local)`` of the blocks' sources: per batch its destinations, then
     its kept candidates in candidate order, batch after batch (``ptr``: where each batch's
     start), and every candidate's index among its batch's sources."""
@@ -376,6 +378,25 @@ class _LayerwiseSampler:
         self._inv_sqrt_degree = gcn_inverse_sqrt_degrees(graph)
         self._in_degrees = graph.in_degrees()
 
+    # The estimator's steps around a layer's draw, public for sampler programs
+    # (fastgl.sampling.program.LayerProgram states only how a layer draws).
+
+    def first_frontier(self, seed_batches: list[Tensor]) -> tuple[LayerFrontier, list[Tensor]]:
+        """``(frontier, seed_index)``: each batch's distinct seeds, and per batch the local
+        index of every given seed."""
+        return _first_frontier(type(self).__name__, seed_batches, max(self.graph.num_nodes, 1))
+
+    def candidates(self, frontier: LayerFrontier) -> LayerCandidates:
+        """The layer below ``frontier`` before its draw: its in-edges and candidates."""
+        return _layer_of(self.graph, self._inv_sqrt_degree, frontier)
+
+    def layer_blocks(
+        self, layer: LayerCandidates, factor: Tensor
+    ) -> tuple[list[Block], LayerFrontier]:
+        """Each batch's block of ``layer`` for the estimator's scale ``factor`` (``[C]``, 0 for
+        a candidate not drawn), and the next layer's frontier."""
+        return _blocks(self.graph, layer, factor, self._in_degrees, self.row_sums)
+
     @property
     def fanouts(self) -> list[int]:
         """The layer sizes, seeds outward (the name the loader and reports read)."""
@@ -399,23 +420,25 @@ class _LayerwiseSampler:
         if not seed_batches:
             return []
         key = draw_key(generator, self.graph.device, where)
-        frontier, seed_index = _first_frontier(where, seed_batches, max(self.graph.num_nodes, 1))
+        frontier, seed_index = self.first_frontier(seed_batches)
         seeds = frontier
         layers: list[list[Block]] = []
         for depth, size in enumerate(self.layer_sizes):
-            layer = _layer_of(self.graph, self._inv_sqrt_degree, frontier)
+            layer = self.candidates(frontier)
             if size == ALL:  # the exact layer: every candidate once, nothing drawn
                 factor = torch.ones_like(layer.zeros())
             else:
                 factor = self._draw(layer, size, hop_key(key, depth))
-            blocks, frontier = _blocks(self.graph, layer, factor, self._in_degrees, self.row_sums)
+            blocks, frontier = self.layer_blocks(layer, factor)
             layers.append(blocks)
         return [
-            _assemble(seeds.ptr[b + 1] - seeds.ptr[b], seed_index[b], [bl[b] for bl in layers])
+            assemble_layers(
+                seeds.ptr[b + 1] - seeds.ptr[b], seed_index[b], [bl[b] for bl in layers]
+            )
             for b in range(len(seed_batches))
         ]
 
-    def _draw(self, layer: _Layer, size: int, seed: int) -> Tensor:
+    def _draw(self, layer: LayerCandidates, size: int, seed: int) -> Tensor:
         """``[C]`` the estimator's scale of every candidate after the layer's draw."""
         raise NotImplementedError
 
@@ -423,7 +446,7 @@ class _LayerwiseSampler:
         return f"{type(self).__name__}(layer_sizes={self.layer_sizes})"
 
 
-def _assemble(
+def assemble_layers(
     num_seeds: int, seed_index: Tensor, blocks: list[Block], seed_weight: Tensor | None = None
 ) -> LayerSampledSubgraph:
     """The sample of ``blocks`` (seeds outward), input layer first."""
@@ -474,7 +497,7 @@ class LayerSampler(_LayerwiseSampler):
         tensor([0.2500, 0.5303, 0.7500])
     """
 
-    def _draw(self, layer: _Layer, size: int, seed: int) -> Tensor:
+    def _draw(self, layer: LayerCandidates, size: int, seed: int) -> Tensor:
         # The union: the candidates some destination links to (a destination is one only when
         # another destination has an in-edge from it), batch after batch.
         union = torch.nonzero(layer.linked()).view(-1)
@@ -534,7 +557,7 @@ class FastGCNSampler(_LayerwiseSampler):
         squares = (scale[targets] * scale[sources]) ** 2
         return (scale**4).index_add(0, sources, squares)
 
-    def _draw(self, layer: _Layer, size: int, seed: int) -> Tensor:
+    def _draw(self, layer: LayerCandidates, size: int, seed: int) -> Tensor:
         num_batches, device = layer.dst.num_batches, self.q.device
         every_node = torch.tensor([0, self.graph.num_nodes], device=device)
         ptr, drawn = sample_ranges(
@@ -595,14 +618,14 @@ class LADIESSampler(_LayerwiseSampler):
             )
         self.row_sums = row_normalize
 
-    def _draw(self, layer: _Layer, size: int, seed: int) -> Tensor:
+    def _draw(self, layer: LayerCandidates, size: int, seed: int) -> Tensor:
         q = _restricted_column_norms(layer)
         _, drawn = _draw_ranges(layer.cand_ptr, q, size, True, seed)
         counts = torch.bincount(drawn, minlength=layer.num_candidates)
         return counts * layer.per_batch(q)[layer.cand_batch] / (size * q)
 
 
-def _restricted_column_norms(layer: _Layer) -> Tensor:
+def _restricted_column_norms(layer: LayerCandidates) -> Tensor:
     """``[C]`` ``||Q Â(:, u)||²`` of every candidate: the squares of its in-edges to its
     batch's destinations, and ``Â(v, v)²`` for a destination's own column."""
     norms = layer.zeros().index_add_(0, layer.dst_cand, layer.self_coef**2)
@@ -738,9 +761,9 @@ class MVSSampler:
             hop_key(key, 0),
         )
         chosen = torch.div(slots[slots % 2 == 0], 2, rounding_mode="floor")
-        seeds = _Frontier(nodes[chosen], torch.zeros_like(chosen), [0, chosen.numel()])
+        seeds = LayerFrontier(nodes[chosen], torch.zeros_like(chosen), [0, chosen.numel()])
         layer = _layer_of(self.graph, self._inv_sqrt_degree, seeds)
         every = torch.ones_like(layer.zeros())
         blocks, _ = _blocks(self.graph, layer, every, self._in_degrees, row_sums=False)
         seed_index = torch.arange(chosen.numel(), device=chosen.device)
-        return _assemble(chosen.numel(), seed_index, blocks, seed_weight=1 / p[chosen])
+        return assemble_layers(chosen.numel(), seed_index, blocks, seed_weight=1 / p[chosen])

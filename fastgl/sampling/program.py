@@ -27,15 +27,7 @@ from fastgl.ops import id_map, sample_ranges
 
 # Layer sampling's estimator (its layers' candidates, blocks and weights) is LayerSampler's own:
 # the program states only how a layer draws.
-from .layer import (
-    LayerSampledSubgraph,
-    LayerSampler,
-    _assemble,
-    _blocks,
-    _first_frontier,
-    _Frontier,
-    _layer_of,
-)
+from .layer import LayerFrontier, LayerSampledSubgraph, LayerSampler, assemble_layers
 from .neighbor import (
     check_id_tensor,
     checked_fanouts,
@@ -525,7 +517,7 @@ class LayerState:
     """Layer sampling in progress: the next layer's destinations (the distinct seeds at first),
     the blocks so far (seeds outward) and the local index of every given seed."""
 
-    frontier: _Frontier
+    frontier: LayerFrontier
     seed_index: Tensor
     blocks: list[Block] = field(default_factory=list)
 
@@ -559,9 +551,7 @@ class LayerProgram(SamplerProgram):
         self.steps = len(self.layer_sizes)
 
     def start(self, seeds: Tensor, rng: ProgramRandom) -> LayerState:
-        frontier, seed_index = _first_frontier(
-            type(self).__name__, [seeds], max(self.graph.num_nodes, 1)
-        )
+        frontier, seed_index = self._sampler.first_frontier([seeds])
         return LayerState(frontier, seed_index[0])
 
     def transits(self, state: LayerState, step: int) -> tuple[Tensor, Tensor]:
@@ -581,19 +571,16 @@ class LayerProgram(SamplerProgram):
         return union.index_fill_(0, reached, True)
 
     def update(self, state: LayerState, step: int, draws: Draws) -> None:
-        sampler = self._sampler
-        layer = _layer_of(self.graph, sampler._inv_sqrt_degree, state.frontier)
+        layer = self._sampler.candidates(state.frontier)
         # A drawn member of the union C weighs |C| / (number drawn): its inclusion's inverse.
         union_size = self.candidate_weight(draws.neighborhood, step).sum().double()
         scale = union_size / torch.diff(draws.ptr).clamp(min=1)
         factor = layer.zeros().index_put_((draws.candidate,), scale[draws.pair])
-        blocks, state.frontier = _blocks(
-            self.graph, layer, factor, sampler._in_degrees, sampler.row_sums
-        )
+        blocks, state.frontier = self._sampler.layer_blocks(layer, factor)
         state.blocks.append(blocks[0])
 
     def finish(self, state: LayerState) -> LayerSampledSubgraph:
-        return _assemble(state.blocks[0].num_dst_nodes, state.seed_index, state.blocks)
+        return assemble_layers(state.blocks[0].num_dst_nodes, state.seed_index, state.blocks)
 
 
 # ---------------------------------------------------------------------------------------------
