@@ -30,6 +30,7 @@ Example:
     (torch.Size([4, 5]), tensor([0, 0, 0, 0, 0]))
 """
 
+import math
 import numbers
 import weakref
 from collections.abc import Sequence
@@ -161,6 +162,17 @@ def _checked_length(length, where: str, name: str) -> int:
     return int(length)
 
 
+def _checked_bias_parameter(value, where: str, name: str) -> float:
+    """node2vec's p or q: a real number > 0 whose inverse (the bias it gives) is finite."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (math.isfinite(value) and value > 0 and math.isfinite(1 / value))
+    ):
+        raise ValueError(f"{where}: {name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
 def _checked_restart_prob(restart_prob, length: int, where: str) -> float | Tensor:
     """``restart_prob`` as a float (one probability for every step) or a ``[length]`` float
     tensor in [0, 1] (one per step, as DGL takes it)."""
@@ -287,6 +299,8 @@ def node2vec_random_walk(
     """
     where = "fastgl node2vec_random_walk"
     _check_homogeneous(g, where)
+    p = _checked_bias_parameter(p, where, "p")
+    q = _checked_bias_parameter(q, where, "q")
     walk_length = _checked_length(walk_length, where, "walk_length")
     starts = _start_nodes(g, nodes, where)
     graph = _walk_graph(g, prob, where)

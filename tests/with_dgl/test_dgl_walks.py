@@ -430,8 +430,15 @@ def test_bad_arguments_are_rejected():
         random_walk(g, nodes.int(), length=2)
     with pytest.raises(RuntimeError, match="random_walk: starts id 60 out of range"):
         random_walk(g, torch.tensor([60]), length=2)
-    with pytest.raises(RuntimeError, match="random_walk: p must be finite and > 0"):
+    where = "fastgl node2vec_random_walk"
+    with pytest.raises(ValueError, match=f"{where}: p must be a finite number > 0, got 0.0"):
         node2vec_random_walk(g, nodes, 0.0, 1.0, 2)
+    with pytest.raises(ValueError, match=f"{where}: q must be a finite number > 0, got inf"):
+        node2vec_random_walk(g, nodes, 1.0, float("inf"), 2)
+    with pytest.raises(ValueError, match=f"{where}: p must be a finite number > 0, got 1e-310"):
+        node2vec_random_walk(g, nodes, 1e-310, 1.0, 2)
+    with pytest.raises(ValueError, match=f"{where}: q must be a finite number > 0, got '2'"):
+        node2vec_random_walk(g, nodes, 1.0, "2", 2)
 
 
 def test_bad_sampler_arguments_are_rejected():
