@@ -180,16 +180,13 @@ def _sample_hops(rng):
 def _random_walk(rng):
     """Walks over a random graph's out-edge CSR (its transposed structure: each source's
     targets ascending), any mix of node2vec, restarts and ppr; edge ids from its slots, or
-    none, one of them sometimes negative."""
+    none (the malformed rounds make them negative)."""
     g = _graph(rng)
-    eid = _maybe(rng, g["t_slots"].clone())
-    if eid is not None and eid.numel() and rng.random() < 0.2:
-        eid[rng.randrange(eid.numel())] = -rng.randint(1, 9)
     return {
         "indptr": g["t_indptr"],
         "indices": g["t_rows"],
         "weight": _maybe(rng, g["weight"]),
-        "eid": eid,
+        "eid": _maybe(rng, g["t_slots"]),
         "starts": _ids(rng, g["num_nodes"], rng.randint(0, size.max_ids)),
         "length": rng.randint(0, 6),
         "p": rng.choice([1.0, 0.5, 4.0]),

@@ -352,7 +352,7 @@ def test_walks_do_not_depend_on_the_thread_count(threads, schedule):
         random_edge_index(3000, 30_000, seed=10), edge_weight=random_weights(30_000, seed=11)
     )
     starts = torch.randint(0, 3000, (5000,), generator=gen(12))
-    walk = dict(p=0.5, q=2.0, restart_prob=0.05, ppr=True, weighted=True)
+    walk = dict(p=0.5, q=2.0, restart_prob=0.05, ppr=True, weighted=True, with_eid=True)
     expected = raw_walk(graph, starts, 12, seed=13, **walk)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)

@@ -159,9 +159,8 @@ struct WalkView {
 
   // Names the edge at position i = w * length + t of `edges` once walk w has taken all its steps
   // (until then node2vec reads its slot to tell a move from a teleport): the slot becomes
-  // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. Gathering the ids as the walks are
-  // taken, not in a pass over all walks after them, keeps the slots in cache: that pass costs a
-  // quarter of a DeepWalk call on a products-scale graph.
+  // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. The CPU's sample schedule names each
+  // group's edges right after the group's walks, while their slots are in cache.
   C10_HOST_DEVICE int64_t name_edge(int64_t i) const {
     const int64_t slot = edges[i];
     if (slot < 0) return 0;

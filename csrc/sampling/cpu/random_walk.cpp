@@ -48,8 +48,9 @@ template <typename index_t, typename weight_t>
 void prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
   const int64_t current = view.node(w, t);
   if (current < 0 || current >= view.num_nodes) return;
-  const int64_t row_start = view.indptr[current], degree = view.indptr[current + 1] - row_start;
-  if (degree <= 0 || !valid_adjacency(row_start, row_start + degree, view.num_edges)) return;
+  const int64_t row_start = view.indptr[current], row_end = view.indptr[current + 1];
+  if (!valid_adjacency(row_start, row_end, view.num_edges) || row_start == row_end) return;
+  const int64_t degree = row_end - row_start;
   if (view.weight == nullptr) {
     __builtin_prefetch(view.indices + view.first_candidate_slot(w, t, row_start, degree));
   }
