@@ -32,7 +32,7 @@ def test_all_is_what_the_package_offers():
 # other parameters are the schema's, in the schema's order.
 GRAPH_WRAPPERS = {
     "random_walk": {
-        "graph": ["indptr", "indices", "weight"],
+        "graph": ["indptr", "indices", "weight", "eid"],
         "walks_per_node": [],
         "weighted": [],
         "generator": ["seed"],
