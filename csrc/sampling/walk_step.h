@@ -41,12 +41,21 @@ enum class RowMembership { kAbsent, kPresent, kUnsorted };
 // interval, so a probe outside them proves the row unsorted, which the op reports. Checking the
 // probes costs nothing; proving a row sorted would cost a scan of it per step, so an unsorted row
 // whose probes happen to look sorted goes unnoticed (rows from CSCGraph.out_csr ascend).
+// The search one probe at a time (RowSearch), so that the CPU kernel can interleave the searches
+// of many walks and prefetch each one's next probe; find_in_row runs it to the end.
 template <typename index_t>
-C10_HOST_DEVICE inline RowMembership find_in_row(const index_t* row, int64_t degree, int64_t x) {
+struct RowSearch {
+  const index_t* row;
+  int64_t degree, x;
   int64_t lo = 0, hi = degree, below = INT64_MIN, above = INT64_MAX;
-  while (lo < hi) {
+
+  C10_HOST_DEVICE bool done() const { return lo >= hi; }
+  C10_HOST_DEVICE const index_t* next_probe() const { return row + lo + (hi - lo) / 2; }
+
+  // One probe; false when it proves the row unsorted.
+  C10_HOST_DEVICE bool advance() {
     const int64_t mid = lo + (hi - lo) / 2, value = static_cast<int64_t>(row[mid]);
-    if (value < below || value > above) return RowMembership::kUnsorted;
+    if (value < below || value > above) return false;
     if (value < x) {
       lo = mid + 1;
       below = value;
@@ -54,8 +63,21 @@ C10_HOST_DEVICE inline RowMembership find_in_row(const index_t* row, int64_t deg
       hi = mid;
       above = value;
     }
+    return true;
   }
-  return hi < degree && above == x ? RowMembership::kPresent : RowMembership::kAbsent;
+
+  C10_HOST_DEVICE RowMembership membership() const {
+    return hi < degree && above == x ? RowMembership::kPresent : RowMembership::kAbsent;
+  }
+};
+
+template <typename index_t>
+C10_HOST_DEVICE inline RowMembership find_in_row(const index_t* row, int64_t degree, int64_t x) {
+  RowSearch<index_t> search{row, degree, x};
+  while (!search.done()) {
+    if (!search.advance()) return RowMembership::kUnsorted;
+  }
+  return search.membership();
 }
 
 // a * b rounded on its own: on the GPU the compiler would otherwise fuse it with the sum it feeds
@@ -84,7 +106,20 @@ struct PreviousNode {
   int64_t degree;
 };
 
-// The kernels' view of the call; every backend walks through step().
+// A step after its checks (WalkView::begin_step): the row it draws from and the previous node of
+// a second-order move (-1 for a first-order one), or, when `draws` is false, the step is over
+// with `result` (0 or a WalkFault).
+template <typename index_t, typename weight_t>
+struct WalkMove {
+  bool draws;
+  int64_t result;
+  WalkRow<index_t, weight_t> row;
+  int64_t previous;
+};
+
+// The kernels' view of the call; every backend walks through step(), or through its parts:
+// begin_step, the draw (draw_second_order's trials: candidate, bias, accepts, draw_enumerated)
+// and take.
 template <typename index_t, typename weight_t>
 struct WalkView {
   const int64_t* indptr;
@@ -119,42 +154,82 @@ struct WalkView {
   // memory.
   C10_HOST_DEVICE int64_t step(int64_t w, int64_t t, const index_t* cached_targets = nullptr,
                                const weight_t* cached_weight = nullptr) const {
+    const WalkMove<index_t, weight_t> move = begin_step(w, t, cached_targets, cached_weight);
+    if (!move.draws) return move.result;
+    int64_t offset = 0;
+    if (move.previous >= 0) {
+      const int64_t fault = draw_second_order(w, t, move.row, previous_row(move.previous), &offset);
+      if (fault != 0) return fault;
+    } else {
+      offset = candidate(w, t, 0, move.row);
+    }
+    return take(w, t, move.row, offset);
+  }
+
+  // Step t up to its draw: pads its outputs (until a move succeeds, an ended or faulty walk pads),
+  // then ends it for an ended walk, a restart, a teleport, a dead end or a bad row, or returns
+  // the row to draw from.
+  C10_HOST_DEVICE WalkMove<index_t, weight_t> begin_step(
+      int64_t w, int64_t t, const index_t* cached_targets = nullptr,
+      const weight_t* cached_weight = nullptr) const {
     int64_t* next = nodes + w * (length + 1) + t + 1;
-    int64_t* edge = edges + w * length + t;
-    *next = -1;  // until the move succeeds: an ended walk, or a faulty one, pads
-    *edge = -1;
+    *next = -1;
+    edges[w * length + t] = -1;
+    WalkMove<index_t, weight_t> over{false, 0, {}, -1};
     const int64_t current = node(w, t), start = node(w, 0);
-    if (current < 0) return 0;
+    if (current < 0) return over;
     if (restart_prob > 0 && restarts(w, t)) {
       if (ppr) *next = start;
-      return 0;
+      return over;
     }
     const int64_t row_start = indptr[current], row_end = indptr[current + 1];
-    if (!valid_adjacency(row_start, row_end, num_edges)) return kBadWalkRow;
+    over.result = kBadWalkRow;
+    if (!valid_adjacency(row_start, row_end, num_edges)) return over;
     const WalkRow<index_t, weight_t> row{
         row_start, row_end - row_start, cached_targets ? cached_targets : indices + row_start,
         weight == nullptr ? nullptr : (cached_weight ? cached_weight : weight + row_start)};
-    const uint64_t key = hop_key(seed, 2 * t);
-    const int64_t count = num_draws(DrawConfig{1, true, key}, row.weight, row.degree);
-    if (count == kInvalidWeights) return kBadWalkWeights;
+    const int64_t count =
+        num_draws(DrawConfig{1, true, hop_key(seed, 2 * t)}, row.weight, row.degree);
+    over.result = kBadWalkWeights;
+    if (count == kInvalidWeights) return over;
+    over.result = 0;
     if (count == 0) {
       if (ppr && current != start) *next = start;  // a dead start would teleport forever
-      return 0;
+      return over;
     }
-    int64_t offset = 0;
-    const int64_t previous = previous_node(w, t);
-    if (second_order && previous >= 0) {
-      const int64_t fault = draw_second_order(w, key, row, previous_row(previous), &offset);
-      if (fault != 0) return fault;
-    } else {
-      draw_neighbor_offsets(DrawConfig{1, true, key}, static_cast<uint64_t>(w), row.weight,
-                            row.degree, 1, &offset);
-    }
+    return {true, 0, row, second_order ? previous_node(w, t) : -1};
+  }
+
+  // The move of step t to slot `offset` of `row`: writes the target and the slot taken.
+  C10_HOST_DEVICE int64_t take(int64_t w, int64_t t, const WalkRow<index_t, weight_t>& row,
+                               int64_t offset) const {
     const int64_t target = static_cast<int64_t>(row.targets[offset]);
     if (target < 0 || target >= num_nodes) return kBadWalkTarget;
-    *next = target;
-    *edge = row.start + offset;
+    nodes[w * (length + 1) + t + 1] = target;
+    edges[w * length + t] = row.start + offset;
     return 0;
+  }
+
+  // The offset of trial k's candidate (k = 0: a first-order move's draw) in `row`: sample_ranges'
+  // draw with fanout 1 from stream pair_stream(k, w) under step t's key.
+  C10_HOST_DEVICE int64_t candidate(int64_t w, int64_t t, int64_t k,
+                                    const WalkRow<index_t, weight_t>& row) const {
+    int64_t offset = 0;
+    draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t)}, pair_stream(k, w), row.weight,
+                          row.degree, 1, &offset);
+    return offset;
+  }
+
+  // node2vec's unnormalized bias of a candidate (weights aside) from its relation to the previous
+  // node: 1/p for the node itself, 1 for its out-neighbors, 1/q otherwise.
+  C10_HOST_DEVICE double bias_of(bool is_previous, RowMembership membership) const {
+    return is_previous ? inv_p : (membership == RowMembership::kPresent ? 1.0 : inv_q);
+  }
+
+  // Whether trial k of step t accepts a candidate of bias b. Draw index 2 of the trial's stream
+  // is one the candidate's draw does not use (it takes 0, or 0 and 1).
+  C10_HOST_DEVICE bool accepts(int64_t w, int64_t t, int64_t k, double b) const {
+    return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias < b;
   }
 
   // Names the edge at position i = w * length + t of `edges` once walk w has taken all its steps
@@ -182,44 +257,32 @@ struct WalkView {
     return {previous, indices + start, indptr[previous + 1] - start};
   }
 
- private:
-  C10_HOST_DEVICE bool restarts(int64_t w, int64_t t) const {
-    const double stop_or_go[2] = {restart_prob, 1 - restart_prob};
-    int64_t pick = 0;
-    draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t + 1)}, static_cast<uint64_t>(w),
-                          stop_or_go, 2, 1, &pick);
-    return pick == 0;
-  }
-
   // node2vec's unnormalized bias of moving to x (weights aside), or a negative value when the
   // previous node's row is unsorted.
   C10_HOST_DEVICE double bias(int64_t x, const PreviousNode<index_t>& previous) const {
-    if (x == previous.node) return inv_p;
-    const RowMembership m = find_in_row(previous.targets, previous.degree, x);
-    if (m == RowMembership::kUnsorted) return -1;
-    return m == RowMembership::kPresent ? 1.0 : inv_q;
+    const RowMembership m = x == previous.node ? RowMembership::kAbsent
+                                               : find_in_row(previous.targets, previous.degree, x);
+    return m == RowMembership::kUnsorted ? -1 : bias_of(x == previous.node, m);
   }
 
-  C10_HOST_DEVICE int64_t draw_second_order(int64_t w, uint64_t key,
+  C10_HOST_DEVICE int64_t draw_second_order(int64_t w, int64_t t,
                                             const WalkRow<index_t, weight_t>& row,
                                             const PreviousNode<index_t>& previous,
                                             int64_t* offset) const {
     for (int64_t k = 0; k < kMaxTrials; ++k) {
-      const uint64_t stream = pair_stream(k, w);
-      draw_neighbor_offsets(DrawConfig{1, true, key}, stream, row.weight, row.degree, 1, offset);
+      *offset = candidate(w, t, k, row);
       const double b = bias(static_cast<int64_t>(row.targets[*offset]), previous);
       if (b < 0) return kUnsortedWalkRow;
-      // Draw index 2 is one the candidate's draw does not use (it takes 0, or 0 and 1).
-      if (RandomStream(key, stream).open01(2) * max_bias < b) return 0;
+      if (accepts(w, t, k, b)) return 0;
     }
-    return draw_enumerated(w, key, row, previous, offset);
+    return draw_enumerated(w, t, row, previous, offset);
   }
 
   // The exact second-order draw: slot i with probability proportional to weight_i * bias(x_i),
   // in two passes over the row (the total, then the slot where the running sum passes a uniform
   // share of it), so no memory per slot. Should every term underflow to 0 (weights near the
   // smallest double), the last trial's candidate stands.
-  C10_HOST_DEVICE int64_t draw_enumerated(int64_t w, uint64_t key,
+  C10_HOST_DEVICE int64_t draw_enumerated(int64_t w, int64_t t,
                                           const WalkRow<index_t, weight_t>& row,
                                           const PreviousNode<index_t>& previous,
                                           int64_t* offset) const {
@@ -229,7 +292,8 @@ struct WalkView {
       if (term < 0) return kUnsortedWalkRow;
       total += term;
     }
-    const double share = RandomStream(key, pair_stream(kMaxTrials, w)).open01(0) * total;
+    const double share =
+        RandomStream(hop_key(seed, 2 * t), pair_stream(kMaxTrials, w)).open01(0) * total;
     double cumulative = 0;
     for (int64_t i = 0; i < row.degree; ++i) {
       const double term = slot_bias(row, i, previous);
@@ -239,6 +303,15 @@ struct WalkView {
       if (cumulative > share) break;
     }
     return 0;
+  }
+
+ private:
+  C10_HOST_DEVICE bool restarts(int64_t w, int64_t t) const {
+    const double stop_or_go[2] = {restart_prob, 1 - restart_prob};
+    int64_t pick = 0;
+    draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t + 1)}, static_cast<uint64_t>(w),
+                          stop_or_go, 2, 1, &pick);
+    return pick == 0;
   }
 
   // Slot i's share in the enumerated draw: its weight times its bias relative to the bound (at

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 namespace fastgl::sampling {
 namespace {
@@ -61,21 +62,98 @@ void prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t
   }
 }
 
+// A node2vec move whose trials are under way: its candidate's target is being read (`searching`
+// false) or the previous node's row is being searched for it, one probe per round.
+template <typename index_t, typename weight_t>
+struct PendingTrial {
+  int64_t walk, trial, offset;
+  WalkRow<index_t, weight_t> row;
+  PreviousNode<index_t> previous;
+  bool searching;
+  RowSearch<index_t> search;
+};
+
+// One round of a pending trial: reads what the last round prefetched and prefetches what the
+// next one reads. Returns true when the move is over (taken, or faulted). The trials, biases and
+// acceptances are WalkView::draw_second_order's, one probe of the search at a time.
+template <typename index_t, typename weight_t, typename Fault>
+bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
+                   PendingTrial<index_t, weight_t>& p, const Fault& keep_fault) {
+  bool is_previous = false;
+  if (!p.searching) {
+    const int64_t x = static_cast<int64_t>(p.row.targets[p.offset]);
+    is_previous = x == p.previous.node;
+    p.search = RowSearch<index_t>{p.previous.targets, is_previous ? 0 : p.previous.degree, x};
+    p.searching = true;
+  } else if (!p.search.advance()) {
+    keep_fault(p.walk, kUnsortedWalkRow);
+    return true;
+  }
+  if (!p.search.done()) {
+    __builtin_prefetch(p.search.next_probe());
+    return false;
+  }
+  int64_t fault = 0;
+  if (view.accepts(p.walk, t, p.trial, view.bias_of(is_previous, p.search.membership()))) {
+    fault = view.take(p.walk, t, p.row, p.offset);
+  } else if (++p.trial < kMaxTrials) {
+    p.offset = view.candidate(p.walk, t, p.trial, p.row);
+    __builtin_prefetch(p.row.targets + p.offset);
+    p.searching = false;
+    return false;
+  } else {
+    fault = view.draw_enumerated(p.walk, t, p.row, p.previous, &p.offset);
+    if (fault == 0) fault = view.take(p.walk, t, p.row, p.offset);
+  }
+  if (fault != 0) keep_fault(p.walk, fault);
+  return true;
+}
+
+// Step t of walks [begin, end): first-order moves at once; node2vec's trials in rounds over all
+// the group's pending moves, so that their candidates' reads and their searches' probes, each a
+// likely cache miss and each depending on the one before, overlap across walks.
+template <typename index_t, typename weight_t, typename Fault>
+void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end, int64_t t,
+                std::vector<PendingTrial<index_t, weight_t>>& pending, const Fault& keep_fault) {
+  pending.clear();
+  for (int64_t w = begin; w < end; ++w) {
+    const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
+    int64_t fault = move.result;
+    if (move.draws && move.previous >= 0) {
+      const int64_t offset = view.candidate(w, t, 0, move.row);
+      pending.push_back({w, 0, offset, move.row, view.previous_row(move.previous), false,
+                         RowSearch<index_t>{nullptr, 0, 0}});
+      continue;
+    }
+    if (move.draws) fault = view.take(w, t, move.row, view.candidate(w, t, 0, move.row));
+    if (fault != 0) keep_fault(w, fault);
+  }
+  while (!pending.empty()) {
+    size_t kept = 0;
+    for (auto& p : pending) {
+      if (!advance_trial(view, t, p, keep_fault)) pending[kept++] = p;
+    }
+    pending.resize(kept);
+  }
+}
+
 // Walks [begin, end) to their end, one step of every walk at a time. A walk alone waits for each
 // read in turn (its row's bounds, the target it drew, node2vec's search of the previous row; its
 // next row depends on the target), but the steps of different walks are independent: the
 // group's row bounds are prefetched together, then what each walk's move reads, and only then
 // does each walk step, mostly from cache.
-template <typename index_t, typename weight_t, typename Step>
+template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
-                const Step& step) {
+                const Fault& keep_fault) {
+  std::vector<PendingTrial<index_t, weight_t>> pending;
+  pending.reserve(end - begin);
   for (int64_t t = 0; t < view.length; ++t) {
     for (int64_t w = begin; w < end; ++w) {
       const int64_t current = view.node(w, t);
       if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
     for (int64_t w = begin; w < end; ++w) prefetch_move(view, w, t);
-    for (int64_t w = begin; w < end; ++w) step(w, t);
+    step_group(view, begin, end, t, pending, keep_fault);
   }
 }
 
@@ -115,7 +193,7 @@ struct CpuRandomWalk {
       at::parallel_for(0, num_walks, kWalkGrain, [&](int64_t begin, int64_t end) {
         for (int64_t group = begin; group < end; group += kWalkGroup) {
           const int64_t group_end = std::min(end, group + kWalkGroup);
-          walk_group(view, group, group_end, step);
+          walk_group(view, group, group_end, keep_fault);
           // While the group's slots are in cache.
           if (view.eid) name_edges(view, group * view.length, group_end * view.length, keep_fault);
         }
