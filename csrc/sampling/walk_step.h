@@ -137,17 +137,6 @@ struct WalkView {
 
   C10_HOST_DEVICE int64_t node(int64_t w, int64_t t) const { return nodes[w * (length + 1) + t]; }
 
-  // The CSR slot of the first candidate an unweighted move of walk w at step t draws from the
-  // row [row_start, row_start + degree), degree > 0: the move itself when first-order, node2vec's
-  // first trial (stream pair_stream(0, w) = w) otherwise. The same draw as draw_neighbor_offsets'
-  // for fanout 1 with replacement, which step() makes; the CPU kernel computes it ahead of the
-  // step to prefetch the target.
-  C10_HOST_DEVICE int64_t first_candidate_slot(int64_t w, int64_t t, int64_t row_start,
-                                               int64_t degree) const {
-    return row_start +
-           RandomStream(hop_key(seed, 2 * t), static_cast<uint64_t>(w)).below(0, degree);
-  }
-
   // Step t of walk w: writes nodes[w, t+1] and the slot it took to edges[w, t] and returns 0, or
   // the WalkFault that ended the walk (padded like a terminated one). `cached_targets` and
   // `cached_weight`, when not null, are the current node's row as a CUDA block cached it in shared

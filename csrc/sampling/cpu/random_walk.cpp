@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <vector>
 
@@ -42,24 +43,29 @@ void prefetch_search(const index_t* row, int64_t degree) {
   }
 }
 
-// Prefetches what step t of walk w reads after its row's bounds: the target it draws first
-// (unweighted; a weighted draw reads the row's weights first) and, for a second-order move, the
-// previous node's row, which the neighbor test searches.
+// Prefetches what step t of walk w reads after its row's bounds: the target of its first
+// candidate (drawn here when the row is unweighted, a weighted draw reading the row's weights
+// first) and, for a second-order move, the previous node's row, which the neighbor test
+// searches. Returns the candidate's offset for the step to take, or -1 when it drew none.
 template <typename index_t, typename weight_t>
-void prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
+int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
   const int64_t current = view.node(w, t);
-  if (current < 0 || current >= view.num_nodes) return;
+  if (current < 0 || current >= view.num_nodes) return -1;
   const int64_t row_start = view.indptr[current], row_end = view.indptr[current + 1];
-  if (!valid_adjacency(row_start, row_end, view.num_edges) || row_start == row_end) return;
-  const int64_t degree = row_end - row_start;
+  if (!valid_adjacency(row_start, row_end, view.num_edges) || row_start == row_end) return -1;
+  int64_t first = -1;
   if (view.weight == nullptr) {
-    __builtin_prefetch(view.indices + view.first_candidate_slot(w, t, row_start, degree));
+    const WalkRow<index_t, weight_t> row{row_start, row_end - row_start, view.indices + row_start,
+                                         nullptr};
+    first = view.candidate(w, t, 0, row);
+    __builtin_prefetch(row.targets + first);
   }
   const int64_t previous = view.second_order ? view.previous_node(w, t) : -1;
   if (previous >= 0) {
     const PreviousNode<index_t> row = view.previous_row(previous);
     prefetch_search(row.targets, row.degree);
   }
+  return first;
 }
 
 // A node2vec move whose trials are under way: its candidate's target is being read (`searching`
@@ -112,20 +118,25 @@ bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
 // Step t of walks [begin, end): first-order moves at once; node2vec's trials in rounds over all
 // the group's pending moves, so that their candidates' reads and their searches' probes, each a
 // likely cache miss and each depending on the one before, overlap across walks.
+// `first_offset[w - begin]` is walk w's first candidate when prefetch_move drew it, else -1.
 template <typename index_t, typename weight_t, typename Fault>
 void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end, int64_t t,
-                std::vector<PendingTrial<index_t, weight_t>>& pending, const Fault& keep_fault) {
+                const int64_t* first_offset, std::vector<PendingTrial<index_t, weight_t>>& pending,
+                const Fault& keep_fault) {
   pending.clear();
   for (int64_t w = begin; w < end; ++w) {
     const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
     int64_t fault = move.result;
-    if (move.draws && move.previous >= 0) {
-      const int64_t offset = view.candidate(w, t, 0, move.row);
-      pending.push_back({w, 0, offset, move.row, view.previous_row(move.previous), false,
-                         RowSearch<index_t>{nullptr, 0, 0}});
-      continue;
+    if (move.draws) {
+      const int64_t drawn = first_offset[w - begin];
+      const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, 0, move.row);
+      if (move.previous >= 0) {
+        pending.push_back({w, 0, offset, move.row, view.previous_row(move.previous), false,
+                           RowSearch<index_t>{nullptr, 0, 0}});
+        continue;
+      }
+      fault = view.take(w, t, move.row, offset);
     }
-    if (move.draws) fault = view.take(w, t, move.row, view.candidate(w, t, 0, move.row));
     if (fault != 0) keep_fault(w, fault);
   }
   while (!pending.empty()) {
@@ -137,23 +148,24 @@ void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   }
 }
 
-// Walks [begin, end) to their end, one step of every walk at a time. A walk alone waits for each
-// read in turn (its row's bounds, the target it drew, node2vec's search of the previous row; its
-// next row depends on the target), but the steps of different walks are independent: the
-// group's row bounds are prefetched together, then what each walk's move reads, and only then
-// does each walk step, mostly from cache.
+// Walks [begin, end), at most kWalkGroup of them, to their end, one step of every walk at a
+// time. A walk alone waits for each read in turn (its row's bounds, the target it drew, node2vec's
+// search of the previous row; its next row depends on the target), but the steps of different
+// walks are independent: the group's row bounds are prefetched together, then what each walk's
+// move reads, and only then does each walk step, mostly from cache.
 template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
   std::vector<PendingTrial<index_t, weight_t>> pending;
   pending.reserve(end - begin);
+  std::array<int64_t, kWalkGroup> first_offset;
   for (int64_t t = 0; t < view.length; ++t) {
     for (int64_t w = begin; w < end; ++w) {
       const int64_t current = view.node(w, t);
       if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
-    for (int64_t w = begin; w < end; ++w) prefetch_move(view, w, t);
-    step_group(view, begin, end, t, pending, keep_fault);
+    for (int64_t w = begin; w < end; ++w) first_offset[w - begin] = prefetch_move(view, w, t);
+    step_group(view, begin, end, t, first_offset.data(), pending, keep_fault);
   }
 }
 
