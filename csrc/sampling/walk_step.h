@@ -1,5 +1,6 @@
 // One step of one random walk (random_walk.h states the semantics), written once for host and
-// device: the CPU kernel and every CUDA schedule call WalkView::step, so the backends agree walk
+// device: every CUDA schedule and the CPU's transit schedule call WalkView::step, the CPU's sample
+// schedule its parts (begin_step, the trials, take) in the same order, so the backends agree walk
 // for walk and differ only in how steps are scheduled. The draws are neighbor_draw.h's.
 #pragma once
 

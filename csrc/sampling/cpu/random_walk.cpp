@@ -1,6 +1,7 @@
-// CPU reference for random_walk: every step through WalkView::step (random_walk.h), shared with
-// the CUDA kernels. "sample" walks whole walks in parallel (each thread a group of walks at a
-// time, advanced together step by step: walk_group); "transit" steps all walks together,
+// CPU reference for random_walk: every step through WalkView (walk_step.h), shared with the CUDA
+// kernels: whole (step) or in its parts, begin_step, the trials and take. "sample" walks whole
+// walks in parallel (each thread a group of walks at a time, advanced together step by step, the
+// trials of node2vec's moves interleaved: walk_group); "transit" steps all walks together,
 // ordered by current node each step (NextDoor's transit order: walks at one node read its row one
 // after another). Both give the same walks at any thread count.
 #include "sampling/random_walk.h"
@@ -85,6 +86,8 @@ struct PendingTrial {
 template <typename index_t, typename weight_t, typename Fault>
 bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
                    PendingTrial<index_t, weight_t>& p, const Fault& keep_fault) {
+  // Only the round that reads the candidate can find it to be the previous node: its search is
+  // then empty and ends in that round.
   bool is_previous = false;
   if (!p.searching) {
     const int64_t x = static_cast<int64_t>(p.row.targets[p.offset]);
@@ -158,6 +161,7 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
                 const Fault& keep_fault) {
   std::vector<PendingTrial<index_t, weight_t>> pending;
   pending.reserve(end - begin);
+  TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
   std::array<int64_t, kWalkGroup> first_offset;
   for (int64_t t = 0; t < view.length; ++t) {
     for (int64_t w = begin; w < end; ++w) {
