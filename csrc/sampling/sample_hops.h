@@ -63,17 +63,6 @@ struct HopsConfig {
 
 constexpr const char* kHopsOp = "sample_hops";
 
-// `eid`, when given, names each CSR slot's edge: one int64 per entry of `indices`.
-inline void check_edge_ids(const char* op, const c10::optional<at::Tensor>& eid,
-                           const at::Tensor& indices, const at::Tensor& indptr) {
-  if (!eid.has_value()) return;
-  check_dim(op, "eid", *eid, 1);
-  check_dtype(op, "eid", *eid, at::kLong);
-  FASTGL_CHECK(eid->numel() == indices.numel(), op, "eid has ", eid->numel(),
-               " entries but the graph has ", indices.numel(), " edges");
-  check_same_device(op, "eid", *eid, "indptr", indptr);
-}
-
 inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                      const c10::optional<at::Tensor>& weight,
                                      const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,

@@ -49,6 +49,17 @@ inline void check_csc_inputs(const char* op, const at::Tensor& indptr, const at:
   }
 }
 
+// `eid`, when given, names each CSR slot's edge: one int64 per entry of `indices`.
+inline void check_edge_ids(const char* op, const c10::optional<at::Tensor>& eid,
+                           const at::Tensor& indices, const at::Tensor& indptr) {
+  if (!eid.has_value()) return;
+  check_dim(op, "eid", *eid, 1);
+  check_dtype(op, "eid", *eid, at::kLong);
+  FASTGL_CHECK(eid->numel() == indices.numel(), op, "eid has ", eid->numel(),
+               " entries but the graph has ", indices.numel(), " edges");
+  check_same_device(op, "eid", *eid, "indptr", indptr);
+}
+
 // A node's in-edges: CSC slots [start, start + degree).
 struct Adjacency {
   int64_t start, degree;

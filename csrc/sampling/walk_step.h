@@ -250,9 +250,9 @@ struct WalkView {
   // node2vec's unnormalized bias of moving to x (weights aside), or a negative value when the
   // previous node's row is unsorted.
   C10_HOST_DEVICE double bias(int64_t x, const PreviousNode<index_t>& previous) const {
-    const RowMembership m = x == previous.node ? RowMembership::kAbsent
-                                               : find_in_row(previous.targets, previous.degree, x);
-    return m == RowMembership::kUnsorted ? -1 : bias_of(x == previous.node, m);
+    if (x == previous.node) return inv_p;
+    const RowMembership m = find_in_row(previous.targets, previous.degree, x);
+    return m == RowMembership::kUnsorted ? -1 : bias_of(false, m);
   }
 
   C10_HOST_DEVICE int64_t draw_second_order(int64_t w, int64_t t,
