@@ -159,7 +159,7 @@ struct WalkView {
   // Step t up to its draw: pads its outputs (until a move succeeds, an ended or faulty walk pads),
   // then ends it for an ended walk, a restart, a teleport, a dead end or a bad row, or returns
   // the row to draw from.
-  C10_HOST_DEVICE WalkMove<index_t, weight_t> begin_step(
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE WalkMove<index_t, weight_t> begin_step(
       int64_t w, int64_t t, const index_t* cached_targets = nullptr,
       const weight_t* cached_weight = nullptr) const {
     int64_t* next = nodes + w * (length + 1) + t + 1;
@@ -191,7 +191,7 @@ struct WalkView {
   }
 
   // The move of step t to slot `offset` of `row`: writes the target and the slot taken.
-  C10_HOST_DEVICE int64_t take(int64_t w, int64_t t, const WalkRow<index_t, weight_t>& row,
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t take(int64_t w, int64_t t, const WalkRow<index_t, weight_t>& row,
                                int64_t offset) const {
     const int64_t target = static_cast<int64_t>(row.targets[offset]);
     if (target < 0 || target >= num_nodes) return kBadWalkTarget;
@@ -202,7 +202,7 @@ struct WalkView {
 
   // The offset of trial k's candidate (k = 0: a first-order move's draw) in `row`: sample_ranges'
   // draw with fanout 1 from stream pair_stream(k, w) under step t's key.
-  C10_HOST_DEVICE int64_t candidate(int64_t w, int64_t t, int64_t k,
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t candidate(int64_t w, int64_t t, int64_t k,
                                     const WalkRow<index_t, weight_t>& row) const {
     int64_t offset = 0;
     draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t)}, pair_stream(k, w), row.weight,
@@ -212,13 +212,13 @@ struct WalkView {
 
   // node2vec's unnormalized bias of a candidate (weights aside) from its relation to the previous
   // node: 1/p for the node itself, 1 for its out-neighbors, 1/q otherwise.
-  C10_HOST_DEVICE double bias_of(bool is_previous, RowMembership membership) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE double bias_of(bool is_previous, RowMembership membership) const {
     return is_previous ? inv_p : (membership == RowMembership::kPresent ? 1.0 : inv_q);
   }
 
   // Whether trial k of step t accepts a candidate of bias b. Draw index 2 of the trial's stream
   // is one the candidate's draw does not use (it takes 0, or 0 and 1).
-  C10_HOST_DEVICE bool accepts(int64_t w, int64_t t, int64_t k, double b) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool accepts(int64_t w, int64_t t, int64_t k, double b) const {
     return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias < b;
   }
 
@@ -226,7 +226,7 @@ struct WalkView {
   // (until then node2vec reads its slot to tell a move from a teleport): the slot becomes
   // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. The CPU's sample schedule names each
   // group's edges right after the group's walks, while their slots are in cache.
-  C10_HOST_DEVICE int64_t name_edge(int64_t i) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t name_edge(int64_t i) const {
     const int64_t slot = edges[i];
     if (slot < 0) return 0;
     const int64_t id = eid[slot];
@@ -237,12 +237,12 @@ struct WalkView {
 
   // The node step t-1 moved from, or -1 when step t is first-order (the first step, or the first
   // after a teleport, which took no edge).
-  C10_HOST_DEVICE int64_t previous_node(int64_t w, int64_t t) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t previous_node(int64_t w, int64_t t) const {
     return t > 0 && edges[w * length + t - 1] >= 0 ? node(w, t - 1) : -1;
   }
 
   // The walk moved out of `previous` at the last step, which checked its row.
-  C10_HOST_DEVICE PreviousNode<index_t> previous_row(int64_t previous) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE PreviousNode<index_t> previous_row(int64_t previous) const {
     const int64_t start = indptr[previous];
     return {previous, indices + start, indptr[previous + 1] - start};
   }
@@ -296,7 +296,7 @@ struct WalkView {
   }
 
  private:
-  C10_HOST_DEVICE bool restarts(int64_t w, int64_t t) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool restarts(int64_t w, int64_t t) const {
     const double stop_or_go[2] = {restart_prob, 1 - restart_prob};
     int64_t pick = 0;
     draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t + 1)}, static_cast<uint64_t>(w),
