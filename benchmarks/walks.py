@@ -50,8 +50,15 @@ target) and says so (``row_sorted``, ``col_sorted``), so DGL's node2vec tests an
 search; DGL scans the previous node's whole row in a CSR it does not know sorted, as from
 ``csc`` (the fastgl graph's CSC, ``dgl.graph(("csc", ...))``), which costs much on the hubs of
 an R-MAT graph. Both share the fastgl graph's arrays where they can (products-scale graphs fill
-a small machine's memory otherwise). The JSON goes to
-``benchmarks/results/walks-<device tag>.json`` unless ``--out`` is given.
+a small machine's memory otherwise).
+
+Edge ids (``--edge-ids``): both libraries return the id of every edge a walk took. With
+``source-order`` (the default) both number the edges in one list sorted by (source, target),
+as PyG's coalesced ``edge_index`` and DGL's sorted graph hold them, so the id of a step's edge is
+its out-CSR slot for both and neither reads an id array. With ``given`` fastgl numbers them in
+the generated (R-MAT) or file (Slashdot) order and reads one id per step from
+:meth:`fastgl.CSCGraph.out_csr`'s ``eid``, while DGL keeps its sorted numbering. The JSON goes
+to ``benchmarks/results/walks-<device tag>.json`` unless ``--out`` is given.
 """
 
 from __future__ import annotations
@@ -235,6 +242,14 @@ def dgl_graph(csc: CSCGraph, layout: str):
     )
 
 
+def numbered_by_source(csc: CSCGraph) -> CSCGraph:
+    """``csc`` with its edges renumbered by (source, target): edge ``k`` is out-CSR slot ``k``,
+    the numbering DGL's sorted graph gives them (``--edge-ids source-order``)."""
+    slot_of_id = torch.empty(csc.num_edges, dtype=torch.int64)
+    slot_of_id[csc.out_csr().edge_ids()] = torch.arange(csc.num_edges)
+    return CSCGraph(csc.indptr, csc.indices, slot_of_id[csc.edge_ids()], csc.weight, validate=False)
+
+
 def walk_starts(num_nodes: int, args, device) -> Tensor:
     if args.walks == 0:
         return torch.arange(num_nodes, device=device)
@@ -345,6 +360,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="sorted",
         help="how DGL's graph is built (see above)",
     )
+    parser.add_argument(
+        "--edge-ids",
+        choices=["source-order", "given"],
+        default="source-order",
+        help="how the walks' edges are numbered (see above)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument(
@@ -385,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         graphs[name] = graph_summary(graph)
         # The edge list is dropped once the CSC is built: products-scale needs the memory.
         csc = CSCGraph.from_edge_index(graph.pop("edge_index"), num_nodes=graph["num_nodes"])
+        if args.edge_ids == "source-order":
+            csc = numbered_by_source(csc)
         rows += rows_for(name, csc, args, device, with_dgl)
         del csc
     print_rows(rows, args)

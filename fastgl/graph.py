@@ -268,13 +268,17 @@ class CSCGraph(CSCArrays):
     def out_csr(self) -> "OutCSR":
         """The graph's out-edges as CSR, the view random walks follow (source to target): built
         once by a stable counting sort of the CSC slots by source, and cached on the graph
-        (about 16 to 24 bytes per edge).
+        (about 16 to 24 bytes per edge). Its ``eid`` is ``None`` when slot ``k`` is edge ``k``,
+        as for an edge list sorted by (source, target) like PyG's coalesced ``edge_index``:
+        walks then name their edges without reading an id per step.
 
         Example:
             >>> g = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2, 2, 0], [2, 2, 1, 0, 1]]))
             >>> csr = g.out_csr()
             >>> csr.indptr, csr.indices, csr.eid
             (tensor([0, 2, 3, 5]), tensor([1, 2, 2, 0, 1]), tensor([4, 0, 1, 3, 2]))
+            >>> CSCGraph.from_edge_index(torch.tensor([[0, 0, 1], [1, 2, 2]])).out_csr().eid is None
+            True
         """
         return self.cached("out_csr", self._build_out_csr)
 
@@ -283,7 +287,10 @@ class CSCGraph(CSCArrays):
         targets = self.dst_index().to(self.indices.dtype)
         indptr, indices, csc_slot = csc_from_coo(targets, self.indices, self.num_nodes)
         weight = None if self.weight is None else self.weight[csc_slot]
-        return OutCSR(indptr, indices, self.edge_ids()[csc_slot], weight)
+        eid = self.edge_ids()[csc_slot]
+        if torch.equal(eid, torch.arange(eid.numel(), device=eid.device)):
+            eid = None
+        return OutCSR(indptr, indices, eid, weight)
 
     def to(self, device: str | torch.device, non_blocking: bool = False) -> "CSCGraph":
         """A copy on ``device`` (fastgl ops then run there)."""
@@ -313,12 +320,19 @@ class OutCSR(NamedTuple):
     """A graph's out-edges (:meth:`CSCGraph.out_csr`): the out-edges of node ``u`` are the slots
     ``indptr[u] .. indptr[u+1]``; ``indices[k]`` is the target of slot ``k`` (ascending within
     each row, the dtype of the graph's ``indices``), ``eid[k]`` the edge's position in the user's
-    edge list and ``weight[k]`` its weight (``None`` when the graph has none)."""
+    edge list (``None`` when that is ``k``: :meth:`edge_ids` gives it either way) and
+    ``weight[k]`` its weight (``None`` when the graph has none)."""
 
     indptr: Tensor
     indices: Tensor
-    eid: Tensor
+    eid: Tensor | None
     weight: Tensor | None
+
+    def edge_ids(self) -> Tensor:
+        """``[E]`` int64 position of every slot's edge in the user's edge list."""
+        if self.eid is not None:
+            return self.eid
+        return torch.arange(self.indices.numel(), device=self.indices.device)
 
 
 def sorted_target_offsets(targets: Tensor, num_targets: int) -> Tensor | None:

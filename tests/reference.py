@@ -383,6 +383,14 @@ def edge_index_strategy(draw, max_nodes: int = 40, max_edges: int = 200, allow_e
     return edge_index.to(dtype), num_nodes + extra_isolated
 
 
+def sorted_by_source(edge_index: Tensor) -> Tensor:
+    """The edges in (source, target) order, as PyG's coalesced ``edge_index`` holds them (and
+    duplicates kept): an edge list whose positions are its out-CSR's slots."""
+    by_target = torch.sort(edge_index[1], stable=True).indices
+    order = by_target[torch.sort(edge_index[0, by_target], stable=True).indices]
+    return edge_index[:, order]
+
+
 def random_weights(
     num_edges: int, seed: int = 0, zero_fraction: float = 0.2, dtype: torch.dtype = torch.float32
 ) -> Tensor:

@@ -2,7 +2,10 @@
 
 import json
 
+import torch
+
 from benchmarks import sampling
+from fastgl import CSCGraph
 
 
 def test_sampling_benchmark_runs_and_writes_json(tmp_path):
@@ -204,6 +207,23 @@ def test_walks_benchmark_runs_and_writes_json(tmp_path):
     )
     baseline = "dgl" if "dgl" in walkers else "torch"
     assert all(r["baseline"] == baseline for r in payload["rows"])
+
+
+def test_walks_number_the_edges_by_source_for_both_libraries():
+    """``--edge-ids source-order``: the same edges, numbered by (source, target), so a walk's
+    edge id is its out-CSR slot (no id array) and names the same edge DGL's sorted graph
+    numbers so."""
+    from benchmarks.walks import numbered_by_source
+
+    edge_index = torch.randint(0, 30, (2, 200), generator=torch.Generator().manual_seed(3))
+    given = CSCGraph.from_edge_index(edge_index, num_nodes=30)
+    renumbered = numbered_by_source(given)
+    assert given.out_csr().eid is not None and renumbered.out_csr().eid is None
+    src, dst = renumbered.src_index(), renumbered.dst_index()
+    order = torch.argsort(renumbered.edge_ids())
+    keys = src[order] * 30 + dst[order]
+    assert bool((keys[1:] >= keys[:-1]).all())
+    assert torch.equal(keys, torch.sort(edge_index[0] * 30 + edge_index[1]).values)
 
 
 def check_walk_rows(rows: dict) -> None:

@@ -16,6 +16,7 @@ from reference import (
     out_csr_reference,
     random_edge_index,
     random_weights,
+    sorted_by_source,
 )
 
 from fastgl import Block, CSCGraph
@@ -379,17 +380,23 @@ def test_induced_edges_are_every_edge_between_the_nodes(case, data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(edge_index_strategy(max_nodes=40, max_edges=300), st.booleans())
-def test_out_csr_matches_reference(case, weighted):
+@given(edge_index_strategy(max_nodes=40, max_edges=300), st.booleans(), st.booleans())
+def test_out_csr_matches_reference(case, weighted, sort_edges):
     edge_index, num_nodes = case
+    if sort_edges:
+        edge_index = sorted_by_source(edge_index)
     weight = random_weights(edge_index.shape[1], seed=num_nodes) if weighted else None
     graph = CSCGraph.from_edge_index(edge_index, num_nodes, edge_weight=weight)
     csr = graph.out_csr()
     indptr, indices, eid, expected_weight = out_csr_reference(edge_index, num_nodes, weight)
-    assert csr.indices.dtype == edge_index.dtype and csr.eid.dtype == torch.int64
+    assert csr.indices.dtype == edge_index.dtype and csr.edge_ids().dtype == torch.int64
     assert torch.equal(csr.indptr, indptr)
     assert torch.equal(csr.indices, indices)
-    assert torch.equal(csr.eid, eid)
+    assert torch.equal(csr.edge_ids(), eid)
+    # No id array exactly when every slot is its own edge.
+    assert (csr.eid is None) == torch.equal(eid, torch.arange(eid.numel()))
+    if sort_edges:
+        assert csr.eid is None
     assert (csr.weight is None) == (weight is None)
     if weight is not None:
         assert torch.equal(csr.weight, expected_weight)
@@ -408,6 +415,10 @@ def test_out_csr_maps_slots_through_a_given_eid():
     assert with_eid.eid.tolist() == [11, 13, 10, 12]
     assert with_eid.weight.tolist() == [1.5, 3.5, 0.5, 2.5]
     assert CSCGraph(indptr, indices).out_csr().eid.tolist() == [1, 3, 0, 2]
+    # Ids that are the CSR slots are left out, as a CSCGraph leaves out its own order's.
+    in_slot_order = CSCGraph(indptr, indices, torch.tensor([2, 0, 3, 1])).out_csr()
+    assert in_slot_order.eid is None
+    assert in_slot_order.edge_ids().tolist() == [0, 1, 2, 3]
 
 
 # --- the structure interface ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from reference import (
     random_edge_index,
     random_walk_reference,
     random_weights,
+    sorted_by_source,
     walk_paths_fault,
     walk_step_probabilities,
 )
@@ -298,6 +299,8 @@ def test_p_and_q_of_one_are_the_first_order_walk():
 @st.composite
 def walk_case(draw):
     edge_index, num_nodes = draw(edge_index_strategy(max_nodes=30, max_edges=150))
+    if draw(st.booleans()):  # the out-CSR's slots are then the edge ids: no eid array
+        edge_index = sorted_by_source(edge_index)
     weighted = draw(st.booleans())
     weight = None
     if weighted:
@@ -601,6 +604,7 @@ def test_edge_ids_are_the_eid_of_the_slots_taken(schedule):
     nodes_with_ids, edges = raw_walk(graph, starts, 12, with_eid=True, **walk)
     assert torch.equal(nodes_with_ids, nodes)
     eid = graph.out_csr().eid
+    assert eid is not None  # a random edge list: its ids are not the slots
     assert bool((slots == -1).any()) and bool((slots >= 0).any())
     assert torch.equal(edges, torch.where(slots >= 0, eid[slots.clamp(min=0)], -1))
 

@@ -601,7 +601,7 @@ def _adjacency(graph: CSCGraph, direction: str) -> _Rows:
     if direction == "in":
         return _Rows(graph.indptr, graph.indices, graph.edge_ids())
     out = graph.out_csr()
-    return _Rows(out.indptr, out.indices, out.eid)
+    return _Rows(out.indptr, out.indices, out.edge_ids())
 
 
 def _draw_step(
