@@ -263,6 +263,27 @@ def test_walks_replay_the_randomness_contract(config, weighted):
             assert torch.equal(nodes, expected[0]), (schedule, seed)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_rows_of_one_edge_walk_as_their_trials_would(weighted):
+    """A row of one edge is taken without node2vec's trials: the walks are the ones the trials
+    (replayed by the reference, which runs them) give. A star's leaves each have one edge, back
+    to the hub they came from, which p = 4 accepts a trial in sixteen: many trials, and the
+    enumerated draw, would run there."""
+    leaves = torch.arange(1, 30)
+    edge_index = torch.cat(
+        [torch.stack([torch.zeros_like(leaves), leaves]), torch.stack([leaves, 0 * leaves])], 1
+    )
+    weight = random_weights(edge_index.shape[1], seed=3, zero_fraction=0.0) if weighted else None
+    graph = CSCGraph.from_edge_index(edge_index, 30, edge_weight=weight)
+    csr = graph.out_csr()
+    starts = torch.randint(0, 30, (100,), generator=gen(4))
+    walk = dict(p=4.0, q=0.25)
+    expected = random_walk_reference(csr.indptr, csr.indices, csr.weight, starts, 9, 5, **walk)
+    for schedule in SCHEDULES:
+        got = raw_walk(graph, starts, 9, weighted=weighted, schedule=schedule, seed=5, **walk)
+        assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1]), schedule
+
+
 def test_node2vec_first_steps_are_first_order():
     """A node2vec walk's first step, and its first step after a teleport, draw what a
     first-order walk draws."""
@@ -641,9 +662,10 @@ def test_bad_structures_read_by_the_walks_are_errors(schedule):
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_an_unsorted_row_is_an_error_for_node2vec(schedule):
     """Node 1's row descends: node2vec's neighbor test (a binary search in the previous node's
-    row) notices, wherever it searches. First-order walks never search it."""
-    indptr = [0, 1, 6, 7, 8, 9, 10]
-    indices = [2, 5, 4, 3, 2, 0, 3, 4, 5, 0]  # row 1 descending; 0 -> 2 -> 3 -> 4 -> 5 -> 0
+    row) notices, whatever candidate it searches for. First-order walks never search it. The
+    other rows have two edges each: a row of one edge would need no trials, and no search."""
+    indptr = [0, 2, 7, 9, 11, 13, 15]
+    indices = [1, 3, 5, 4, 3, 2, 0, 3, 4, 4, 5, 0, 5, 0, 2]  # row 1 descending
     with pytest.raises(RuntimeError, match=r"random_walk: indices must ascend .*node 1 does not"):
         _raw(indptr, indices, starts=(1,) * 50, length=4, p=2.0, schedule=schedule)
     nodes, _ = _raw(indptr, indices, starts=(1,) * 50, length=4, schedule=schedule)

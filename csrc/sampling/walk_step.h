@@ -187,12 +187,13 @@ struct WalkView {
       if (ppr && current != start) *next = start;  // a dead start would teleport forever
       return over;
     }
-    return {true, 0, row, second_order ? previous_node(w, t) : -1};
+    return {true, 0, row, weighing_node(w, t, row.degree)};
   }
 
   // The move of step t to slot `offset` of `row`: writes the target and the slot taken.
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t take(int64_t w, int64_t t, const WalkRow<index_t, weight_t>& row,
-                               int64_t offset) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t take(int64_t w, int64_t t,
+                                                   const WalkRow<index_t, weight_t>& row,
+                                                   int64_t offset) const {
     const int64_t target = static_cast<int64_t>(row.targets[offset]);
     if (target < 0 || target >= num_nodes) return kBadWalkTarget;
     nodes[w * (length + 1) + t + 1] = target;
@@ -202,8 +203,9 @@ struct WalkView {
 
   // The offset of trial k's candidate (k = 0: a first-order move's draw) in `row`: sample_ranges'
   // draw with fanout 1 from stream pair_stream(k, w) under step t's key.
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t candidate(int64_t w, int64_t t, int64_t k,
-                                    const WalkRow<index_t, weight_t>& row) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t
+  candidate(int64_t w, int64_t t, int64_t k, const WalkRow<index_t, weight_t>& row) const {
+    if (row.degree == 1) return 0;  // the draw's one outcome, without computing it
     int64_t offset = 0;
     draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t)}, pair_stream(k, w), row.weight,
                           row.degree, 1, &offset);
@@ -212,13 +214,15 @@ struct WalkView {
 
   // node2vec's unnormalized bias of a candidate (weights aside) from its relation to the previous
   // node: 1/p for the node itself, 1 for its out-neighbors, 1/q otherwise.
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE double bias_of(bool is_previous, RowMembership membership) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE double bias_of(bool is_previous,
+                                                     RowMembership membership) const {
     return is_previous ? inv_p : (membership == RowMembership::kPresent ? 1.0 : inv_q);
   }
 
   // Whether trial k of step t accepts a candidate of bias b. Draw index 2 of the trial's stream
   // is one the candidate's draw does not use (it takes 0, or 0 and 1).
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool accepts(int64_t w, int64_t t, int64_t k, double b) const {
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool accepts(int64_t w, int64_t t, int64_t k,
+                                                   double b) const {
     return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias < b;
   }
 
@@ -239,6 +243,14 @@ struct WalkView {
   // after a teleport, which took no edge).
   C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t previous_node(int64_t w, int64_t t) const {
     return t > 0 && edges[w * length + t - 1] >= 0 ? node(w, t - 1) : -1;
+  }
+
+  // The node whose row node2vec's trials weigh step t's candidates against (the previous node),
+  // or -1 when the move is first-order: p = q = 1, the first step or the first after a teleport,
+  // or a row of `degree` 1, whose trials could only end on its one edge, the first-order draw's.
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t weighing_node(int64_t w, int64_t t,
+                                                            int64_t degree) const {
+    return second_order && degree > 1 ? previous_node(w, t) : -1;
   }
 
   // The walk moved out of `previous` at the last step, which checked its row.

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <vector>
 
 namespace fastgl::sampling {
 namespace {
@@ -61,7 +60,7 @@ int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_
     first = view.candidate(w, t, 0, row);
     __builtin_prefetch(row.targets + first);
   }
-  const int64_t previous = view.second_order ? view.previous_node(w, t) : -1;
+  const int64_t previous = view.weighing_node(w, t, row_end - row_start);
   if (previous >= 0) {
     const PreviousNode<index_t> row = view.previous_row(previous);
     prefetch_search(row.targets, row.degree);
@@ -118,15 +117,23 @@ bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
   return true;
 }
 
+// The node2vec moves of a group under way: their trials, kept in place, and the positions of
+// those not over yet (rounds drop the finished ones from the list, not the trials).
+template <typename index_t, typename weight_t>
+struct GroupTrials {
+  std::array<PendingTrial<index_t, weight_t>, kWalkGroup> trial;
+  std::array<int32_t, kWalkGroup> pending;
+};
+
 // Step t of walks [begin, end): first-order moves at once; node2vec's trials in rounds over all
 // the group's pending moves, so that their candidates' reads and their searches' probes, each a
 // likely cache miss and each depending on the one before, overlap across walks.
 // `first_offset[w - begin]` is walk w's first candidate when prefetch_move drew it, else -1.
 template <typename index_t, typename weight_t, typename Fault>
 void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end, int64_t t,
-                const int64_t* first_offset, std::vector<PendingTrial<index_t, weight_t>>& pending,
+                const int64_t* first_offset, GroupTrials<index_t, weight_t>& trials,
                 const Fault& keep_fault) {
-  pending.clear();
+  int32_t n = 0;
   for (int64_t w = begin; w < end; ++w) {
     const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
     int64_t fault = move.result;
@@ -134,20 +141,28 @@ void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
       const int64_t drawn = first_offset[w - begin];
       const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, 0, move.row);
       if (move.previous >= 0) {
-        pending.push_back({w, 0, offset, move.row, view.previous_row(move.previous), false,
-                           RowSearch<index_t>{nullptr, 0, 0}});
+        PendingTrial<index_t, weight_t>& p = trials.trial[n];
+        p.walk = w;
+        p.trial = 0;
+        p.offset = offset;
+        p.row = move.row;
+        p.previous = view.previous_row(move.previous);
+        p.searching = false;
+        trials.pending[n] = n;
+        ++n;
         continue;
       }
       fault = view.take(w, t, move.row, offset);
     }
     if (fault != 0) keep_fault(w, fault);
   }
-  while (!pending.empty()) {
-    size_t kept = 0;
-    for (auto& p : pending) {
-      if (!advance_trial(view, t, p, keep_fault)) pending[kept++] = p;
+  while (n > 0) {
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t j = trials.pending[i];
+      if (!advance_trial(view, t, trials.trial[j], keep_fault)) trials.pending[kept++] = j;
     }
-    pending.resize(kept);
+    n = kept;
   }
 }
 
@@ -159,8 +174,7 @@ void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
 template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
-  std::vector<PendingTrial<index_t, weight_t>> pending;
-  pending.reserve(end - begin);
+  GroupTrials<index_t, weight_t> trials{};
   TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
   std::array<int64_t, kWalkGroup> first_offset;
   for (int64_t t = 0; t < view.length; ++t) {
@@ -169,7 +183,7 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
       if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
     for (int64_t w = begin; w < end; ++w) first_offset[w - begin] = prefetch_move(view, w, t);
-    step_group(view, begin, end, t, first_offset.data(), pending, keep_fault);
+    step_group(view, begin, end, t, first_offset.data(), trials, keep_fault);
   }
 }
 
