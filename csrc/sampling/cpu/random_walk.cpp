@@ -29,24 +29,12 @@ void keep_first_fault(std::atomic<int64_t>& first, int64_t fault) {
   }
 }
 
-// Prefetches what a binary search of the sorted `row` reads first: the whole row when it spans
-// few cache lines, else the probes of its first levels (the middle, the quarters, ...).
-template <typename index_t>
-void prefetch_search(const index_t* row, int64_t degree) {
-  constexpr int64_t kLineEntries = 64 / sizeof(index_t), kWholeRowLines = 8, kLevels = 4;
-  if (degree <= kLineEntries * kWholeRowLines) {
-    for (int64_t i = 0; i < degree; i += kLineEntries) __builtin_prefetch(row + i);
-    return;
-  }
-  for (int64_t parts = 2; parts <= (int64_t{1} << kLevels); parts *= 2) {
-    for (int64_t k = 1; k < parts; k += 2) __builtin_prefetch(row + degree / parts * k);
-  }
-}
-
 // Prefetches what step t of walk w reads after its row's bounds: the target of its first
-// candidate (drawn here when the row is unweighted, a weighted draw reading the row's weights
-// first) and, for a second-order move, the previous node's row, which the neighbor test
-// searches. Returns the candidate's offset for the step to take, or -1 when it drew none.
+// candidate, drawn here when the row is unweighted (a weighted draw reads the row's weights
+// first). Returns the candidate's offset for the step to take, or -1 when it drew none.
+// node2vec's searches of the previous node's row prefetch their own probes, one round ahead
+// (advance_trial): prefetching the lines of the search's first levels here as well was slower,
+// on R-MAT products and on Slashdot (a search reads one line of each level, not all of them).
 template <typename index_t, typename weight_t>
 int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
   const int64_t current = view.node(w, t);
@@ -59,11 +47,6 @@ int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_
                                          nullptr};
     first = view.candidate(w, t, 0, row);
     __builtin_prefetch(row.targets + first);
-  }
-  const int64_t previous = view.weighing_node(w, t, row_end - row_start);
-  if (previous >= 0) {
-    const PreviousNode<index_t> row = view.previous_row(previous);
-    prefetch_search(row.targets, row.degree);
   }
   return first;
 }
