@@ -220,9 +220,12 @@ struct WalkView {
   }
 
   // Whether trial k of step t accepts a candidate of bias b. Draw index 2 of the trial's stream
-  // is one the candidate's draw does not use (it takes 0, or 0 and 1).
+  // is one the candidate's draw does not use (it takes 0, or 0 and 1). A candidate of the bound's
+  // bias (the far ones when q < 1) needs no draw: open01 < 1, and u * max_bias rounds below
+  // max_bias for every double u < 1, so the draw would accept it.
   C10_HOST_DEVICE FASTGL_FORCE_INLINE bool accepts(int64_t w, int64_t t, int64_t k,
                                                    double b) const {
+    if (b >= max_bias) return true;
     return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias < b;
   }
 
