@@ -662,14 +662,17 @@ def test_bad_structures_read_by_the_walks_are_errors(schedule):
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_an_unsorted_row_is_an_error_for_node2vec(schedule):
     """Node 1's row descends: node2vec's neighbor test (a binary search in the previous node's
-    row) notices, whatever candidate it searches for. First-order walks never search it. The
-    other rows have two edges each: a row of one edge would need no trials, and no search."""
+    row) notices, whatever candidate it searches for. First-order walks never search it, nor do
+    node2vec walks with q = 1, whose neighbors and non-neighbors weigh alike (the order of a row
+    cannot change their walks). The other rows have two edges each: a row of one edge would need
+    no trials, and no search."""
     indptr = [0, 2, 7, 9, 11, 13, 15]
     indices = [1, 3, 5, 4, 3, 2, 0, 3, 4, 4, 5, 0, 5, 0, 2]  # row 1 descending
     with pytest.raises(RuntimeError, match=r"random_walk: indices must ascend .*node 1 does not"):
-        _raw(indptr, indices, starts=(1,) * 50, length=4, p=2.0, schedule=schedule)
-    nodes, _ = _raw(indptr, indices, starts=(1,) * 50, length=4, schedule=schedule)
-    assert bool((nodes >= 0).all())
+        _raw(indptr, indices, starts=(1,) * 50, length=4, p=2.0, q=4.0, schedule=schedule)
+    for walk in ({}, {"p": 2.0}):
+        nodes, _ = _raw(indptr, indices, starts=(1,) * 50, length=4, schedule=schedule, **walk)
+        assert bool((nodes >= 0).all())
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

@@ -13,8 +13,9 @@
 // teleport are first-order) weigh candidate x, given the previous node u, by 1/p if x == u, 1 if u
 // -> x is an edge, 1/q otherwise (times its weight when weighted). KnightKing's rejection sampling
 // (Yang et al., SOSP '19) draws a candidate first-order in trial k (stream pair_stream(k, w)) and
-// accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias; after
-// kMaxTrials rejections one exact draw over the enumerated biases. The restart decision of step t
+// accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias (searching
+// the previous node's row only when that level lies between 1 and 1/q); after kMaxTrials
+// rejections one exact draw over the enumerated biases. The restart decision of step t
 // draws from the weights {restart_prob, 1 - restart_prob} with key hop_key(seed, 2t + 1), stream w:
 // offset 0 restarts.
 //

@@ -119,8 +119,8 @@ struct WalkMove {
 };
 
 // The kernels' view of the call; every backend walks through step(), or through its parts:
-// begin_step, the draw (draw_second_order's trials: candidate, bias, accepts, draw_enumerated)
-// and take.
+// begin_step, the draw (draw_second_order's trials: candidate, acceptance_level, needs_search,
+// bias, draw_enumerated) and take.
 template <typename index_t, typename weight_t>
 struct WalkView {
   const int64_t* indptr;
@@ -219,14 +219,21 @@ struct WalkView {
     return is_previous ? inv_p : (membership == RowMembership::kPresent ? 1.0 : inv_q);
   }
 
-  // Whether trial k of step t accepts a candidate of bias b. Draw index 2 of the trial's stream
-  // is one the candidate's draw does not use (it takes 0, or 0 and 1). A candidate of the bound's
-  // bias (the far ones when q < 1) needs no draw: open01 < 1, and u * max_bias rounds below
-  // max_bias for every double u < 1, so the draw would accept it.
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool accepts(int64_t w, int64_t t, int64_t k,
-                                                   double b) const {
-    if (b >= max_bias) return true;
-    return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias < b;
+  // Trial k of step t's acceptance level: the trial accepts a candidate of bias b when the level
+  // is below b. Draw index 2 of the trial's stream is one the candidate's draw does not use (it
+  // takes 0, or 0 and 1).
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE double acceptance_level(int64_t w, int64_t t,
+                                                              int64_t k) const {
+    return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias;
+  }
+
+  // Whether a trial of acceptance `level` must search the previous node's row to settle a
+  // candidate other than that node. The candidate's bias is 1 (a neighbor) or 1/q (not one): a
+  // level below both accepts it either way and one at or above both rejects it, just as 1/q
+  // would, so the search runs only for a level between them (never when q = 1). The trials'
+  // outcomes are those of knowing every bias; only the searches are spared.
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE bool needs_search(double level) const {
+    return inv_q < 1.0 ? (level >= inv_q && level < 1.0) : (level >= 1.0 && level < inv_q);
   }
 
   // Names the edge at position i = w * length + t of `edges` once walk w has taken all its steps
@@ -276,9 +283,13 @@ struct WalkView {
                                             int64_t* offset) const {
     for (int64_t k = 0; k < kMaxTrials; ++k) {
       *offset = candidate(w, t, k, row);
-      const double b = bias(static_cast<int64_t>(row.targets[*offset]), previous);
+      const int64_t x = static_cast<int64_t>(row.targets[*offset]);
+      const double level = acceptance_level(w, t, k);
+      // Unsearched, a candidate other than the previous node is weighed as a non-neighbor: the
+      // same outcome at such a level (needs_search).
+      const double b = x == previous.node || needs_search(level) ? bias(x, previous) : inv_q;
       if (b < 0) return kUnsortedWalkRow;
-      if (accepts(w, t, k, b)) return 0;
+      if (level < b) return 0;
     }
     return draw_enumerated(w, t, row, previous, offset);
   }

@@ -59,6 +59,7 @@ struct PendingTrial {
   WalkRow<index_t, weight_t> row;
   PreviousNode<index_t> previous;
   bool searching;
+  double level;  // the trial's acceptance level, drawn when its candidate is read
   RowSearch<index_t> search;
 };
 
@@ -69,12 +70,15 @@ template <typename index_t, typename weight_t, typename Fault>
 bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
                    PendingTrial<index_t, weight_t>& p, const Fault& keep_fault) {
   // Only the round that reads the candidate can find it to be the previous node: its search is
-  // then empty and ends in that round.
+  // then empty and ends in that round, as is the search of a level that needs none (an empty
+  // search finds no neighbor, which settles such a level as the neighbor test would).
   bool is_previous = false;
   if (!p.searching) {
     const int64_t x = static_cast<int64_t>(p.row.targets[p.offset]);
     is_previous = x == p.previous.node;
-    p.search = RowSearch<index_t>{p.previous.targets, is_previous ? 0 : p.previous.degree, x};
+    p.level = view.acceptance_level(p.walk, t, p.trial);
+    const bool searched = !is_previous && view.needs_search(p.level);
+    p.search = RowSearch<index_t>{p.previous.targets, searched ? p.previous.degree : 0, x};
     p.searching = true;
   } else if (!p.search.advance()) {
     keep_fault(p.walk, kUnsortedWalkRow);
@@ -85,7 +89,7 @@ bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
     return false;
   }
   int64_t fault = 0;
-  if (view.accepts(p.walk, t, p.trial, view.bias_of(is_previous, p.search.membership()))) {
+  if (p.level < view.bias_of(is_previous, p.search.membership())) {
     fault = view.take(p.walk, t, p.row, p.offset);
   } else if (++p.trial < kMaxTrials) {
     p.offset = view.candidate(p.walk, t, p.trial, p.row);
