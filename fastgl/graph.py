@@ -268,9 +268,9 @@ class CSCGraph(CSCArrays):
     def out_csr(self) -> "OutCSR":
         """The graph's out-edges as CSR, the view random walks follow (source to target): built
         once by a stable counting sort of the CSC slots by source, and cached on the graph
-        (about 16 to 24 bytes per edge). Its ``eid`` is ``None`` when slot ``k`` is edge ``k``,
-        as for an edge list sorted by (source, target) like PyG's coalesced ``edge_index``:
-        walks then name their edges without reading an id per step.
+        (about 16 to 24 bytes per edge, 8 fewer without ``eid``). Its ``eid`` is ``None`` when
+        slot ``k`` is edge ``k``, as for an edge list sorted by (source, target) like PyG's
+        coalesced ``edge_index``: walks then name their edges without reading an id per step.
 
         Example:
             >>> g = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2, 2, 0], [2, 2, 1, 0, 1]]))

@@ -9,8 +9,9 @@
 // from there on) or, with `ppr`, teleports to its start (edge -1). A node without drawable
 // out-edges ends the walk, or with `ppr` teleports it, unless it is the start itself. Moves draw
 // exactly as sample_ranges does with one range (the row), fanout 1, replace=True: step t's key is
-// hop_key(seed, 2t), walk w's stream w. Second-order moves (the first move and the first after a
-// teleport are first-order) weigh candidate x, given the previous node u, by 1/p if x == u, 1 if u
+// hop_key(seed, 2t), walk w's stream w. Second-order moves (the first move, the first after a
+// teleport and a move from a row of one edge are first-order) weigh candidate x, given the previous
+// node u, by 1/p if x == u, 1 if u
 // -> x is an edge, 1/q otherwise (times its weight when weighted). KnightKing's rejection sampling
 // (Yang et al., SOSP '19) draws a candidate first-order in trial k (stream pair_stream(k, w)) and
 // accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias (searching

@@ -174,8 +174,10 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
             schedule,
             0,
         )
-    unsorted_indptr = torch.tensor([0, 1, 6, 7, 8, 9, 10], device="cuda")
-    unsorted = torch.tensor([2, 5, 4, 3, 2, 0, 3, 4, 5, 0], device="cuda")
+    # Node 1's row descends; the others have two edges (one-edge rows need no search) and q != 1
+    # (with q = 1 no trial searches), as in tests/test_random_walk.py.
+    unsorted_indptr = torch.tensor([0, 2, 7, 9, 11, 13, 15], device="cuda")
+    unsorted = torch.tensor([1, 3, 5, 4, 3, 2, 0, 3, 4, 4, 5, 0, 5, 0, 2], device="cuda")
     with pytest.raises(RuntimeError, match="random_walk: indices must ascend"):
         torch.ops.fastgl.random_walk(
             unsorted_indptr,
@@ -185,7 +187,7 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
             torch.ones(50, dtype=torch.int64, device="cuda"),
             4,
             2.0,
-            1.0,
+            4.0,
             0.0,
             False,
             schedule,
