@@ -198,6 +198,25 @@ def _random_walk(rng):
     }
 
 
+def _frontier_sample(rng):
+    """Frontier samplers over a random graph of at least one node (a first frontier needs as
+    many distinct nodes as walkers), any eta and cap."""
+    g = _graph(rng)
+    while g["num_nodes"] == 0:
+        g = _graph(rng)
+    frontier_size = rng.randint(1, min(g["num_nodes"], 6))
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "num_subgraphs": rng.randint(0, 3),
+        "frontier_size": frontier_size,
+        "budget": frontier_size + rng.randint(0, 10),
+        "eta": rng.choice([1.01, 2.0, 8.0]),
+        "max_entries": rng.choice([0, 1, 4]),
+        "seed": rng.randrange(2**62),
+    }
+
+
 def _id_map(rng):
     bound = 3 * size.max_ids
     prefix = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
@@ -320,6 +339,7 @@ FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
     "sample_ranges": (_sample_ranges, oracles.sample_ranges),
     "sample_hops": (_sample_hops, oracles.sample_hops),
     "random_walk": (_random_walk, oracles.random_walk),
+    "frontier_sample": (_frontier_sample, oracles.frontier_sample),
     "id_map": (_id_map, oracles.id_map),
     "spmm": (_spmm, oracles.spmm),
     "spmm_max": (_spmm, oracles.spmm_max),

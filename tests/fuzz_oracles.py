@@ -18,6 +18,7 @@ from reference import (
     csc_reference_of,
     expected_draws,
     first_occurrence,
+    frontier_sample_reference,
     gather_rows_reference,
     id_map_reference,
     match_reference,
@@ -327,6 +328,15 @@ def random_walk(before, after, result) -> Fault:
         slots,
         before["restart_prob"],
         before["ppr"],
+    )
+
+
+def frontier_sample(before, after, result) -> Fault:
+    """Draw for draw the reference's samplers (tests/reference.py replays the Dashboard)."""
+    expected = frontier_sample_reference(**before)
+    return _expect(
+        all(torch.equal(got, want) for got, want in zip(result, expected)),
+        "the samples differ from the reference's",
     )
 
 

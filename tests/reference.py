@@ -826,6 +826,105 @@ def random_walk_reference(
 # ---------------------------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------------------------
+# Frontier sampling (Zeng et al.'s Dashboard), replayed draw for draw
+# ---------------------------------------------------------------------------------------------
+
+
+def frontier_sample_reference(
+    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, seed
+):
+    """``fastgl::frontier_sample``'s ``(frontier, popped, added)`` in plain Python: the same
+    Philox draws (stream = subgraph) and the same Dashboard, so that its probes land on the same
+    walkers: Floyd's distinct first frontier (draws 0 .. m-1), then per move uniform probes below
+    the fill mark until a live entry, and a uniform in-neighbor. DB starts at
+    ``ceil(eta * m * mean entries)``; live blocks are compacted to its front when an added block
+    would pass its end (then it doubles if still too small) and before a pop whose fill mark
+    exceeds ``eta`` times the live entries."""
+    ptr, nbr, m = indptr.tolist(), indices.tolist(), frontier_size
+    num_nodes = len(ptr) - 1
+    entries = [min(d, max_entries) if max_entries > 0 else d for d in indptr.diff().tolist()]
+    mean = len(nbr) / num_nodes
+    if max_entries > 0:
+        mean = min(mean, max_entries)
+    capacity = math.ceil(eta * m * max(mean, 1.0))
+    moves = budget - m
+    frontiers, pops, adds = [], [], []
+    for s in range(num_subgraphs):
+        key = seed & _MASK64
+
+        def below(index, bound, s=s, key=key):
+            return philox_bits(key, s, index) % bound
+
+        first = []
+        for j in range(m):
+            upper = num_nodes - m + j
+            pick = below(j, upper + 1)
+            first.append(upper if pick in first else pick)
+        dashboard = _ReferenceDashboard(capacity)
+        for v in first:
+            dashboard.add(v, entries[v])
+        draw, popped, added = m, [], []
+        for _ in range(moves):
+            if dashboard.live == 0:
+                break
+            if dashboard.fill > eta * dashboard.live:
+                dashboard.cleanup(0)
+            block = -1
+            while block < 0:
+                block = dashboard.db[below(draw, dashboard.fill)]
+                draw += 1
+            u = dashboard.pop(block)
+            v = nbr[ptr[u] + below(draw, ptr[u + 1] - ptr[u])]
+            draw += 1
+            dashboard.add(v, entries[v])
+            popped.append(u)
+            added.append(v)
+        frontiers.append(first)
+        pops.append(popped + [-1] * (moves - len(popped)))
+        adds.append(added + [-1] * (moves - len(added)))
+    as_tensor = lambda rows, width: torch.tensor(rows, dtype=torch.int64).view(  # noqa: E731
+        num_subgraphs, width
+    )
+    return as_tensor(frontiers, m), as_tensor(pops, moves), as_tensor(adds, moves)
+
+
+class _ReferenceDashboard:
+    """DB: per entry its block (-1: invalid); blocks: ``[vertex (-1 once popped), start, size]``."""
+
+    def __init__(self, capacity):
+        self.db, self.blocks, self.fill, self.live = [-1] * capacity, [], 0, 0
+
+    def add(self, vertex, size):
+        if size == 0:
+            return
+        if self.fill + size > len(self.db):
+            self.cleanup(size)
+        self.db[self.fill : self.fill + size] = [len(self.blocks)] * size
+        self.blocks.append([vertex, self.fill, size])
+        self.fill += size
+        self.live += size
+
+    def pop(self, block):
+        vertex, start, size = self.blocks[block]
+        self.db[start : start + size] = [-1] * size
+        self.blocks[block][0] = -1
+        self.live -= size
+        return vertex
+
+    def cleanup(self, room):
+        kept = [b for b in self.blocks if b[0] >= 0]
+        self.db = [-1] * len(self.db)
+        self.fill = 0
+        for index, block in enumerate(kept):
+            block[1] = self.fill
+            self.db[self.fill : self.fill + block[2]] = [index] * block[2]
+            self.fill += block[2]
+        self.blocks = kept
+        if self.fill + room > len(self.db):
+            self.db += [-1] * (max(self.fill + room, 2 * len(self.db)) - len(self.db))
+
+
 def temporal_valid_in_edges(
     edge_index: Tensor,
     target: int,

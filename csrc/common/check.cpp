@@ -67,9 +67,7 @@ std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64
     at::parallel_for(1, n, kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         if (value[i] < value[i - 1]) {
-          int64_t seen = first_decrease.load();
-          while (i < seen && !first_decrease.compare_exchange_weak(seen, i)) {
-          }
+          keep_smallest(first_decrease, i);
           return;
         }
       }

@@ -6,12 +6,22 @@
 #include "common/checked_once.h"
 
 #include <ATen/ATen.h>
+
 #include <c10/util/string_view.h>
+#include <atomic>
 
 #include <string>
 #include <utility>
 
 namespace fastgl {
+
+// Lowers `smallest` to `value` when smaller, from any thread: the CPU kernels keep the first bad
+// item (the smallest encoded fault, the first decreasing offset) whatever the thread count.
+inline void keep_smallest(std::atomic<int64_t>& smallest, int64_t value) {
+  int64_t seen = smallest.load();
+  while (value < seen && !smallest.compare_exchange_weak(seen, value)) {
+  }
+}
 
 // `op: <message>`; the op name prefix is what makes errors searchable.
 #define FASTGL_CHECK(cond, op, ...) TORCH_CHECK((cond), op, ": ", __VA_ARGS__)

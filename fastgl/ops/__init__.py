@@ -4,10 +4,12 @@ and ordered as their schemas in ``csrc/fastgl.cpp``, and the controls of fastgl'
 
 from ._memory import cached_bytes, empty_cache
 from ._ops import (
+    FrontierTrace,
     HopsSample,
     csc_from_coo,
     edge_softmax,
     es_spmm,
+    frontier_sample,
     gather_rows,
     id_map,
     match,
@@ -22,12 +24,14 @@ from ._ops import (
 )
 
 __all__ = [
+    "FrontierTrace",
     "HopsSample",
     "cached_bytes",
     "csc_from_coo",
     "edge_softmax",
     "empty_cache",
     "es_spmm",
+    "frontier_sample",
     "gather_rows",
     "id_map",
     "match",

@@ -30,6 +30,14 @@ class OutEdgeGraph(Protocol):
     def out_csr(self) -> Any: ...
 
 
+class InEdgeGraph(Protocol):
+    """What :func:`frontier_sample` reads of a graph: its CSC of in-edges, as
+    :class:`fastgl.CSCGraph` holds it."""
+
+    indptr: Tensor
+    indices: Tensor
+
+
 def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
     """Counting-sort an edge list by target into CSC.
 
@@ -327,6 +335,83 @@ def _random_walk_fake(
     return (
         starts.new_empty(num_walks, length + 1, dtype=torch.int64),
         starts.new_empty(num_walks, length, dtype=torch.int64),
+    )
+
+
+class FrontierTrace(NamedTuple):
+    """What :func:`frontier_sample` returns; see there."""
+
+    frontier: Tensor
+    popped: Tensor
+    added: Tensor
+
+
+def frontier_sample(
+    graph: InEdgeGraph,
+    num_subgraphs: int,
+    frontier_size: int,
+    budget: int,
+    *,
+    eta: float = 2.0,
+    max_entries: int | None = None,
+    generator: torch.Generator | None = None,
+) -> FrontierTrace:
+    """Zeng et al.'s frontier sampler (a multidimensional random walk), ``num_subgraphs``
+    samplers at once, each popping through a Dashboard (Accurate, Efficient and Scalable Graph
+    Embedding, IPDPS 2019, §III-C, §IV).
+
+    A sampler starts from ``frontier_size`` distinct vertices drawn uniformly, its walkers. Each
+    of its ``budget - frontier_size`` moves pops a walker with probability proportional to its
+    vertex's in-degree (capped at ``max_entries``; the paper caps hubs at 30 on skewed graphs)
+    and moves it to a uniform in-neighbor, which joins the sample: a sample is the first
+    frontier plus every vertex a move reached, at most ``budget`` distinct vertices. Walkers on a
+    vertex without in-edges never move; once all stand on one the remaining moves are -1. The
+    graph's in-edges are followed (``graph.indptr``/``graph.indices``, the CSC): on an undirected
+    graph, stored both ways, these are its neighbors. ``eta`` is the Dashboard's enlargement
+    factor (its array's size over the frontier's entries, and the most probes a pop expects): a
+    speed knob that changes which draws pick which walker, not the samples' distribution.
+    CPU only for now (the samplers run in parallel over torch's threads).
+
+    Returns:
+        :class:`FrontierTrace` ``(frontier [S, m], popped [S, K], added [S, K])``, int64, for
+        ``S = num_subgraphs``, ``m = frontier_size`` and ``K = budget - m`` moves: each sampler's
+        first frontier, the vertex each move popped and the one it moved to.
+
+    Example:
+        >>> import fastgl
+        >>> ring = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
+        >>> graph = fastgl.CSCGraph.from_edge_index(torch.cat([ring, ring.flip(0)], 1))
+        >>> trace = frontier_sample(graph, 4, 2, 5, generator=torch.Generator().manual_seed(0))
+        >>> trace.frontier.shape, trace.popped.shape
+        (torch.Size([4, 2]), torch.Size([4, 3]))
+        >>> bool(((trace.added - trace.popped) % 6 != 3).all())   # each move to a ring neighbor
+        True
+    """
+    where = "frontier_sample"
+    if max_entries is not None and max_entries < 1:
+        raise ValueError(f"{where}: max_entries must be >= 1 or None, got {max_entries}")
+    frontier, popped, added = torch.ops.fastgl.frontier_sample(
+        graph.indptr,
+        graph.indices,
+        num_subgraphs,
+        frontier_size,
+        budget,
+        eta,
+        max_entries or 0,
+        draw_key(generator, graph.indptr.device, where),
+    )
+    return FrontierTrace(frontier, popped, added)
+
+
+@register_fake("fastgl::frontier_sample")
+def _frontier_sample_fake(
+    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, seed
+):
+    moves = budget - frontier_size
+    return (
+        indptr.new_empty(num_subgraphs, frontier_size),
+        indptr.new_empty(num_subgraphs, moves),
+        indptr.new_empty(num_subgraphs, moves),
     )
 
 

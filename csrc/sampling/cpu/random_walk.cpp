@@ -22,13 +22,6 @@ constexpr int64_t kStepGrain = 1024;
 // Walks a thread advances together, one step of each in turn (see walk_group).
 constexpr int64_t kWalkGroup = 32;
 
-// Keeps the smallest encoded fault, which names the first bad walk whatever the thread count.
-void keep_first_fault(std::atomic<int64_t>& first, int64_t fault) {
-  int64_t seen = first.load();
-  while (fault < seen && !first.compare_exchange_weak(seen, fault)) {
-  }
-}
-
 // Prefetches what step t of walk w reads after its row's bounds: the target of its first
 // candidate, drawn here when the row is unweighted (a weighted draw reads the row's weights
 // first). Returns the candidate's offset for the step to take, or -1 when it drew none.
@@ -200,7 +193,7 @@ struct CpuRandomWalk {
     const int64_t num_walks = nodes.size(0);
     std::atomic<int64_t> first_fault{kNoWalkFault};
     auto keep_fault = [&](int64_t w, int64_t fault) {
-      keep_first_fault(first_fault, encode_walk_fault(w, fault));
+      keep_smallest(first_fault, encode_walk_fault(w, fault));  // names the first bad walk
     };
     auto step = [&](int64_t w, int64_t t) {
       const int64_t fault = view.step(w, t);

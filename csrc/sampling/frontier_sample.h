@@ -1,0 +1,102 @@
+// frontier_sample: Zeng et al.'s parallel frontier sampler (Accurate, Efficient and Scalable
+// Graph Embedding, IPDPS 2019, §III-C and §IV; Ribeiro and Towsley's multidimensional random
+// walk, NextDoor's MultiRW), `num_subgraphs` independent samplers at once.
+//
+// A sampler keeps a frontier of `frontier_size` walkers, m distinct vertices drawn uniformly at
+// first. Each of its `budget - frontier_size` moves pops a walker with probability proportional
+// to its vertex's entries (its in-degree, at most `max_entries` when that is >= 1: the paper
+// caps skewed graphs' hubs at 30) and moves it to a uniform in-neighbor of that vertex, which
+// joins the sample (Algorithm 3: the sample is the first frontier and every vertex a move
+// reaches, so at most `budget` distinct vertices). A walker at a vertex without in-edges has no
+// entries and is never popped; should every walker stand on one, the remaining moves are -1.
+//
+// The pop is the Dashboard's (Algorithms 3 and 4): an array DB holding, for each walker, one
+// entry per unit of its weight in one contiguous block, and IA, one record per block (its start,
+// size and whether its walker still stands there). A pop probes DB at uniform positions below its
+// fill mark until one holds a live entry (each live entry alike, so the walker comes with
+// probability proportional to its entries), invalidates the walker's block and appends the new
+// vertex's block; when DB is full the live blocks are compacted to its front (cleanup). DB starts
+// at `eta` times the frontier's mean entries (the paper's enlargement factor) and doubles when a
+// cleanup leaves too little room. The same draws, popped and added vertices come out on any
+// thread count: sampler s draws from Philox stream s under key `seed`.
+//
+// Returns, for S = num_subgraphs, m = frontier_size and K = budget - m moves:
+//   frontier  int64 [S, m]  each sampler's first frontier
+//   popped    int64 [S, K]  the vertex each move popped (-1 once no walker can move)
+//   added     int64 [S, K]  the in-neighbor it moved to, which joined the sample
+#pragma once
+
+#include "common/check.h"
+#include "sampling/sample_neighbors.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+
+namespace fastgl::sampling {
+
+using FrontierResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+constexpr const char* kFrontierOp = "frontier_sample";
+
+// What a sampler can find wrong in the graph it reads; sampler s's fault is encoded as
+// s * kNumFrontierFaults + fault, and the smallest one is reported, whatever the thread count.
+enum FrontierFault : int64_t {
+  kNoFrontierFault = 0,
+  kBadFrontierRow = 1,
+  kBadFrontierNeighbor = 2,
+  kNumFrontierFaults = 4,
+};
+
+// DB's first size: eta times the first frontier's expected entries (the paper's eta * m * d, d
+// the graph's mean in-degree, capped like a vertex's entries), at least one entry per walker. At
+// most eta * E: the first frontier's vertices are distinct.
+inline int64_t dashboard_capacity(int64_t num_nodes, int64_t num_edges, int64_t frontier_size,
+                                  int64_t max_entries, double eta) {
+  double mean =
+      static_cast<double>(num_edges) / static_cast<double>(std::max<int64_t>(num_nodes, 1));
+  if (max_entries > 0) mean = std::min(mean, static_cast<double>(max_entries));
+  return static_cast<int64_t>(
+      std::ceil(eta * static_cast<double>(frontier_size) * std::max(mean, 1.0)));
+}
+
+inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Tensor& indices,
+                                         int64_t num_subgraphs, int64_t frontier_size,
+                                         int64_t budget, double eta, int64_t max_entries) {
+  constexpr const char* op = kFrontierOp;
+  check_csc_inputs(op, indptr, indices, c10::nullopt);
+  const int64_t num_nodes = indptr.numel() - 1;
+  FASTGL_CHECK(num_subgraphs >= 0, op, "num_subgraphs must be >= 0, got ", num_subgraphs);
+  FASTGL_CHECK(frontier_size >= 1, op, "frontier_size must be >= 1, got ", frontier_size);
+  FASTGL_CHECK(frontier_size <= num_nodes, op, "frontier_size ", frontier_size,
+               " exceeds the graph's ", num_nodes, " nodes (the first frontier is distinct)");
+  FASTGL_CHECK(budget >= frontier_size, op, "budget must be >= frontier_size (", frontier_size,
+               "), got ", budget);
+  FASTGL_CHECK(eta > 1 && eta <= 64, op, "eta must be in (1, 64], got ", eta);
+  FASTGL_CHECK(max_entries >= 0, op, "max_entries must be >= 0 (0: no cap), got ", max_entries);
+  // A sampler's outputs (its frontier, pops and adds) and its fault record, in int64 entries.
+  constexpr int64_t kMaxEntries = INT64_MAX / 8;
+  FASTGL_CHECK(budget <= kMaxEntries / 2, op, "budget ", budget, " overflows the samples' size");
+  const int64_t per_sampler = 2 * budget - frontier_size + 1;
+  FASTGL_CHECK(num_subgraphs <= kMaxEntries / per_sampler, op, num_subgraphs,
+               " subgraphs of budget ", budget, " overflow the samples' size");
+  check_output_fits(op, "the samples", num_subgraphs * per_sampler, 8, indptr.device());
+  const int64_t dashboard =
+      dashboard_capacity(num_nodes, indices.numel(), frontier_size, max_entries, eta);
+  check_output_fits(op, "each thread's Dashboard", dashboard, 8, indptr.device());
+}
+
+// Raises the error of an encoded fault; `node` is the vertex whose row or neighbor was bad.
+[[noreturn]] inline void raise_frontier_fault(int64_t encoded, int64_t node, int64_t num_nodes) {
+  const int64_t sampler = encoded / kNumFrontierFaults, fault = encoded % kNumFrontierFaults;
+  FASTGL_CHECK(fault != kBadFrontierRow, kFrontierOp, kBadIndptrError, " (node ", node,
+               ", subgraph ", sampler, ")");
+  FASTGL_CHECK(false, kFrontierOp, "indices of node ", node,
+               " hold an id out of range for a graph of ", num_nodes, " nodes (subgraph ", sampler,
+               ")");
+}
+
+}  // namespace fastgl::sampling

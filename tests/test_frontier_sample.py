@@ -1,0 +1,188 @@
+"""fastgl::frontier_sample: Zeng et al.'s frontier sampler on a Dashboard, against a plain Python
+replay of its draws, a chi-square check of the pop, the walkers' bookkeeping across cleanups, and
+bad input."""
+
+from collections import Counter
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import (
+    assert_chi_square_fits,
+    edge_index_strategy,
+    frontier_sample_reference,
+    hub_edge_index,
+    random_edge_index,
+)
+
+from fastgl import CSCGraph
+from fastgl.ops import FrontierTrace, frontier_sample
+
+
+def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0):
+    return FrontierTrace(
+        *torch.ops.fastgl.frontier_sample(
+            graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, seed
+        )
+    )
+
+
+def undirected(edge_index):
+    return torch.cat([edge_index, edge_index.flip(0)], 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    edge_index_strategy(max_nodes=30, max_edges=120, allow_empty=False),
+    st.integers(0, 4),
+    st.data(),
+)
+def test_samples_replay_the_reference(case, num_subgraphs, data):
+    """Draw for draw what the Dashboard of the reference gives, eta (cleanups) and caps
+    included, on directed graphs with isolated nodes and hubs."""
+    edge_index, num_nodes = case
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes)
+    m = data.draw(st.integers(1, num_nodes))
+    budget = m + data.draw(st.integers(0, 40))
+    eta = data.draw(st.sampled_from([1.01, 1.5, 2.0, 8.0]))
+    max_entries = data.draw(st.sampled_from([0, 1, 3]))
+    seed = data.draw(st.integers(-(2**62), 2**62))
+    got = raw(graph, num_subgraphs, m, budget, eta, max_entries, seed)
+    expected = frontier_sample_reference(
+        graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, seed
+    )
+    for g, e, name in zip(got, expected, ("frontier", "popped", "added")):
+        assert torch.equal(g, e), name
+
+
+def test_the_pop_is_proportional_to_the_entries():
+    """With every vertex in the first frontier, the first pop takes vertex v with probability
+    entries(v) / sum(entries): its in-degree, or min(in-degree, cap) with a cap."""
+    in_degrees = [12, 1, 3, 6, 0, 9]
+    edge_index = torch.cat(
+        [
+            torch.stack([(v + 1 + torch.arange(d)) % 6, torch.full((d,), v)])
+            for v, d in enumerate(in_degrees)
+        ],
+        1,
+    )
+    graph = CSCGraph.from_edge_index(edge_index, 6)
+    degree = graph.indptr.diff()
+    assert degree.tolist() == in_degrees
+    for cap in (0, 6):
+        trace = raw(graph, 6000, 6, 7, max_entries=cap, seed=11)
+        first_pops = Counter(trace.popped[:, 0].tolist())
+        entries = degree.clamp(max=cap) if cap else degree
+        nodes = [v for v in range(6) if entries[v] > 0]
+        assert set(first_pops) <= set(nodes)
+        assert_chi_square_fits(
+            [first_pops[v] for v in nodes], [float(entries[v]) for v in nodes], f"cap {cap}"
+        )
+
+
+def test_the_chi_square_check_can_fail():
+    """The same check rejects pops counted uniformly (the Dashboard's weights dropped)."""
+    with pytest.raises(AssertionError, match="chi-square"):
+        assert_chi_square_fits([1000, 1000, 1000], [1.0, 2.0, 6.0], "uniform pops")
+
+
+@pytest.mark.parametrize("eta", [1.01, 2.0])
+def test_walkers_move_along_in_edges_from_the_frontier(eta):
+    """Replaying the frontier as a multiset of walkers: every pop takes a walker that stands
+    there and can move (entries > 0), and moves it to an in-neighbor. eta = 1.01 compacts DB
+    almost every move, and the hub (degree about 300, the mean about 15) outgrows it."""
+    edge_index, num_nodes = hub_edge_index(hub_degree=300, num_nodes=200, extra_edges=1200, seed=4)
+    graph = CSCGraph.from_edge_index(undirected(edge_index), num_nodes)
+    trace = raw(graph, 8, 20, 600, eta=eta, seed=5)
+    ptr, nbr = graph.indptr.tolist(), graph.indices.tolist()
+    for frontier, popped, added in zip(*(t.tolist() for t in trace)):
+        assert len(set(frontier)) == len(frontier)
+        walkers = Counter(frontier)
+        for u, v in zip(popped, added):
+            assert walkers[u] > 0 and ptr[u + 1] > ptr[u], (u, walkers)
+            assert v in nbr[ptr[u] : ptr[u + 1]]
+            walkers[u] -= 1
+            walkers[v] += 1
+        assert -1 not in popped
+
+
+def test_moves_stop_when_no_walker_can_move():
+    """0 -> 1 is the only edge: a walker on 1 moves to 0, where nothing can pop it."""
+    graph = CSCGraph.from_edge_index(torch.tensor([[0], [1]]), 2)
+    trace = raw(graph, 50, 1, 4, seed=2)
+    for frontier, popped, added in zip(*(t.tolist() for t in trace)):
+        if frontier == [1]:
+            assert popped == [1, -1, -1] and added == [0, -1, -1]
+        else:
+            assert popped == added == [-1, -1, -1]
+    assert {tuple(f) for f in trace.frontier.tolist()} == {(0,), (1,)}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_samples_do_not_depend_on_the_thread_count(threads):
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(500, 3000, seed=6)), 500)
+    expected = raw(graph, 16, 30, 200, seed=7)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        got = raw(graph, 16, 30, 200, seed=7)
+    finally:
+        torch.set_num_threads(before)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected))
+
+
+def test_wrapper_seeds_from_the_generator():
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(50, 200, seed=8)), 50)
+    a = frontier_sample(graph, 3, 5, 20, generator=torch.Generator().manual_seed(1))
+    b = frontier_sample(graph, 3, 5, 20, generator=torch.Generator().manual_seed(1))
+    c = frontier_sample(graph, 3, 5, 20, generator=torch.Generator().manual_seed(2))
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a.added, c.added)
+    assert a.frontier.shape == (3, 5) and a.popped.shape == a.added.shape == (3, 15)
+
+
+def test_empty_and_moveless_calls():
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(10, 30, seed=9)), 10)
+    trace = raw(graph, 0, 3, 9)
+    assert [t.shape for t in trace] == [(0, 3), (0, 6), (0, 6)]
+    trace = raw(graph, 2, 10, 10)
+    assert trace.popped.shape == (2, 0)
+    assert sorted(trace.frontier[0].tolist()) == list(range(10))
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (dict(num_subgraphs=-1), "num_subgraphs must be >= 0, got -1"),
+        (dict(m=0), "frontier_size must be >= 1, got 0"),
+        (dict(m=11), "frontier_size 11 exceeds the graph's 10 nodes"),
+        (dict(budget=2), r"budget must be >= frontier_size \(3\), got 2"),
+        (dict(eta=1.0), r"eta must be in \(1, 64\], got 1"),
+        (dict(max_entries=-2), r"max_entries must be >= 0 \(0: no cap\), got -2"),
+    ],
+)
+def test_bad_arguments_are_rejected(args, match):
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(10, 30, seed=9)), 10)
+    call = dict(num_subgraphs=2, m=3, budget=8, eta=2.0, max_entries=0) | args
+    with pytest.raises(RuntimeError, match="frontier_sample: " + match):
+        raw(graph, **call)
+
+
+def test_wrapper_rejects_a_cap_below_one():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), 2)
+    with pytest.raises(ValueError, match="frontier_sample: max_entries must be >= 1 or None"):
+        frontier_sample(graph, 1, 1, 3, max_entries=0)
+
+
+def test_bad_structures_read_are_errors():
+    """A row read backwards, and a neighbor id out of range, name the node and the subgraph."""
+    indptr, indices = torch.tensor([0, 2, 1, 3]), torch.tensor([1, 2, 0])
+    with pytest.raises(RuntimeError, match=r"frontier_sample: .*node 1, subgraph 0\)"):
+        torch.ops.fastgl.frontier_sample(indptr, indices, 4, 3, 5, 2.0, 0, 0)
+    indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([1, 7])
+    with pytest.raises(
+        RuntimeError,
+        match="frontier_sample: indices of node 1 hold an id out of range for a graph of 2 nodes",
+    ):
+        torch.ops.fastgl.frontier_sample(indptr, indices, 3, 2, 6, 2.0, 0, 0)
