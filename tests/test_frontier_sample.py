@@ -18,6 +18,7 @@ from reference import (
 
 from fastgl import CSCGraph
 from fastgl.ops import FrontierTrace, frontier_sample
+from fastgl.sampling import FrontierSampler
 
 
 def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0):
@@ -186,3 +187,36 @@ def test_bad_structures_read_are_errors():
         match="frontier_sample: indices of node 1 hold an id out of range for a graph of 2 nodes",
     ):
         torch.ops.fastgl.frontier_sample(indptr, indices, 3, 2, 6, 2.0, 0, 0)
+
+
+def test_sampler_subgraphs_are_induced_on_the_visited_vertices():
+    """FrontierSampler: the first frontier, then each vertex a move reached, once (at most
+    budget), and exactly the graph's edges among them, as one hop whose seeds are all."""
+    edge_index = undirected(random_edge_index(120, 500, seed=10))
+    edge_index = torch.cat([edge_index, torch.tensor([[3, 3], [3, 7]])], 1)  # a loop, a one-way
+    graph = CSCGraph.from_edge_index(edge_index, 125)  # 5 isolated nodes
+    sampler = FrontierSampler(graph, frontier_size=15, budget=60)
+    subs = sampler.sample(5, generator=torch.Generator().manual_seed(3))
+    trace = frontier_sample(graph, 5, 15, 60, generator=torch.Generator().manual_seed(3))
+    for sub, frontier, added in zip(subs, trace.frontier, trace.added):
+        visited = frontier.tolist() + added[added >= 0].tolist()
+        assert sub.nodes.tolist() == list(dict.fromkeys(visited))
+        assert sub.nodes.numel() <= 60
+        members = set(sub.nodes.tolist())
+        inside = [
+            e for e, (s, t) in enumerate(edge_index.t().tolist()) if s in members and t in members
+        ]
+        assert sorted(sub.eid.tolist()) == inside
+        assert torch.equal(sub.nodes[sub.row], edge_index[0, sub.eid])
+        assert torch.equal(sub.nodes[sub.col], edge_index[1, sub.eid])
+        assert sub.num_sampled_nodes == [sub.nodes.numel(), 0]
+        assert sub.num_sampled_edges == [sub.eid.numel()]
+        block = sub.blocks[0]
+        assert block.num_src_nodes == block.num_dst_nodes == sub.nodes.numel()
+
+
+def test_sampler_is_deterministic_for_a_seed():
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(80, 300, seed=12)), 80)
+    sampler = FrontierSampler(graph, frontier_size=8, budget=30, max_entries=4)
+    a, b = (sampler.sample(3, torch.Generator().manual_seed(4)) for _ in range(2))
+    assert all(torch.equal(x.nodes, y.nodes) and torch.equal(x.eid, y.eid) for x, y in zip(a, b))

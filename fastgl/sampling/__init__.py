@@ -28,6 +28,7 @@ from .program import (
     StoredWeights,
     run_program,
 )
+from .saint import FrontierSampler
 from .subgraph import SampledSubgraph
 from .temporal import TemporalNeighborSampler
 
@@ -35,6 +36,7 @@ __all__ = [
     "DeepWalkProgram",
     "Draws",
     "FastGCNSampler",
+    "FrontierSampler",
     "GrowingSubgraph",
     "HeteroNeighborSampler",
     "HeteroSampledSubgraph",
