@@ -213,6 +213,7 @@ def _frontier_sample(rng):
         "budget": frontier_size + rng.randint(0, 10),
         "eta": rng.choice([1.01, 2.0, 8.0]),
         "max_entries": rng.choice([0, 1, 4]),
+        "pop": rng.choice(["dashboard", "scan"]),
         "seed": rng.randrange(2**62),
     }
 

@@ -832,7 +832,7 @@ def random_walk_reference(
 
 
 def frontier_sample_reference(
-    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, seed
+    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, pop, seed
 ):
     """``fastgl::frontier_sample``'s ``(frontier, popped, added)`` in plain Python: the same
     Philox draws (stream = subgraph) and the same Dashboard, so that its probes land on the same
@@ -840,7 +840,8 @@ def frontier_sample_reference(
     the fill mark until a live entry, and a uniform in-neighbor. DB starts at
     ``ceil(eta * m * mean entries)``; live blocks are compacted to its front when an added block
     would pass its end (then it doubles if still too small) and before a pop whose fill mark
-    exceeds ``eta`` times the live entries."""
+    exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below the walkers' total
+    entries, the first walker whose running sum passes it, whose slot the added vertex takes."""
     ptr, nbr, m = indptr.tolist(), indices.tolist(), frontier_size
     num_nodes = len(ptr) - 1
     entries = [min(d, max_entries) if max_entries > 0 else d for d in indptr.diff().tolist()]
@@ -864,20 +865,34 @@ def frontier_sample_reference(
         dashboard = _ReferenceDashboard(capacity)
         for v in first:
             dashboard.add(v, entries[v])
+        walkers = list(first)
         draw, popped, added = m, [], []
         for _ in range(moves):
             if dashboard.live == 0:
                 break
-            if dashboard.fill > eta * dashboard.live:
-                dashboard.cleanup(0)
-            block = -1
-            while block < 0:
-                block = dashboard.db[below(draw, dashboard.fill)]
+            if pop == "scan":
+                share, walker = below(draw, dashboard.live), 0
                 draw += 1
-            u = dashboard.pop(block)
+                while share >= entries[walkers[walker]]:
+                    share -= entries[walkers[walker]]
+                    walker += 1
+                u = walkers[walker]
+                dashboard.live -= entries[u]
+            else:
+                if dashboard.fill > eta * dashboard.live:
+                    dashboard.cleanup(0)
+                block = -1
+                while block < 0:
+                    block = dashboard.db[below(draw, dashboard.fill)]
+                    draw += 1
+                u = dashboard.pop(block)
             v = nbr[ptr[u] + below(draw, ptr[u + 1] - ptr[u])]
             draw += 1
-            dashboard.add(v, entries[v])
+            if pop == "scan":
+                walkers[walker] = v
+                dashboard.live += entries[v]
+            else:
+                dashboard.add(v, entries[v])
             popped.append(u)
             added.append(v)
         frontiers.append(first)

@@ -21,10 +21,10 @@ from fastgl.ops import FrontierTrace, frontier_sample
 from fastgl.sampling import FrontierSampler
 
 
-def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0):
+def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0, pop="dashboard"):
     return FrontierTrace(
         *torch.ops.fastgl.frontier_sample(
-            graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, seed
+            graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed
         )
     )
 
@@ -49,9 +49,10 @@ def test_samples_replay_the_reference(case, num_subgraphs, data):
     eta = data.draw(st.sampled_from([1.01, 1.5, 2.0, 8.0]))
     max_entries = data.draw(st.sampled_from([0, 1, 3]))
     seed = data.draw(st.integers(-(2**62), 2**62))
-    got = raw(graph, num_subgraphs, m, budget, eta, max_entries, seed)
+    pop = data.draw(st.sampled_from(["dashboard", "scan"]))
+    got = raw(graph, num_subgraphs, m, budget, eta, max_entries, seed, pop)
     expected = frontier_sample_reference(
-        graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, seed
+        graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed
     )
     for g, e, name in zip(got, expected, ("frontier", "popped", "added")):
         assert torch.equal(g, e), name
@@ -71,14 +72,14 @@ def test_the_pop_is_proportional_to_the_entries():
     graph = CSCGraph.from_edge_index(edge_index, 6)
     degree = graph.indptr.diff()
     assert degree.tolist() == in_degrees
-    for cap in (0, 6):
-        trace = raw(graph, 6000, 6, 7, max_entries=cap, seed=11)
+    for cap, pop in ((0, "dashboard"), (6, "dashboard"), (0, "scan")):
+        trace = raw(graph, 6000, 6, 7, max_entries=cap, seed=11, pop=pop)
         first_pops = Counter(trace.popped[:, 0].tolist())
         entries = degree.clamp(max=cap) if cap else degree
         nodes = [v for v in range(6) if entries[v] > 0]
         assert set(first_pops) <= set(nodes)
         assert_chi_square_fits(
-            [first_pops[v] for v in nodes], [float(entries[v]) for v in nodes], f"cap {cap}"
+            [first_pops[v] for v in nodes], [float(entries[v]) for v in nodes], f"{pop}, cap {cap}"
         )
 
 
@@ -88,14 +89,14 @@ def test_the_chi_square_check_can_fail():
         assert_chi_square_fits([1000, 1000, 1000], [1.0, 2.0, 6.0], "uniform pops")
 
 
-@pytest.mark.parametrize("eta", [1.01, 2.0])
-def test_walkers_move_along_in_edges_from_the_frontier(eta):
+@pytest.mark.parametrize("eta, pop", [(1.01, "dashboard"), (2.0, "dashboard"), (2.0, "scan")])
+def test_walkers_move_along_in_edges_from_the_frontier(eta, pop):
     """Replaying the frontier as a multiset of walkers: every pop takes a walker that stands
     there and can move (entries > 0), and moves it to an in-neighbor. eta = 1.01 compacts DB
     almost every move, and the hub (degree about 300, the mean about 15) outgrows it."""
     edge_index, num_nodes = hub_edge_index(hub_degree=300, num_nodes=200, extra_edges=1200, seed=4)
     graph = CSCGraph.from_edge_index(undirected(edge_index), num_nodes)
-    trace = raw(graph, 8, 20, 600, eta=eta, seed=5)
+    trace = raw(graph, 8, 20, 600, eta=eta, seed=5, pop=pop)
     ptr, nbr = graph.indptr.tolist(), graph.indices.tolist()
     for frontier, popped, added in zip(*(t.tolist() for t in trace)):
         assert len(set(frontier)) == len(frontier)
@@ -161,11 +162,12 @@ def test_empty_and_moveless_calls():
         (dict(budget=2), r"budget must be >= frontier_size \(3\), got 2"),
         (dict(eta=1.0), r"eta must be in \(1, 64\], got 1"),
         (dict(max_entries=-2), r"max_entries must be >= 0 \(0: no cap\), got -2"),
+        (dict(pop="heap"), "pop must be 'dashboard' or 'scan', got 'heap'"),
     ],
 )
 def test_bad_arguments_are_rejected(args, match):
     graph = CSCGraph.from_edge_index(undirected(random_edge_index(10, 30, seed=9)), 10)
-    call = dict(num_subgraphs=2, m=3, budget=8, eta=2.0, max_entries=0) | args
+    call = dict(num_subgraphs=2, m=3, budget=8, eta=2.0, max_entries=0, pop="dashboard") | args
     with pytest.raises(RuntimeError, match="frontier_sample: " + match):
         raw(graph, **call)
 
@@ -180,13 +182,13 @@ def test_bad_structures_read_are_errors():
     """A row read backwards, and a neighbor id out of range, name the node and the subgraph."""
     indptr, indices = torch.tensor([0, 2, 1, 3]), torch.tensor([1, 2, 0])
     with pytest.raises(RuntimeError, match=r"frontier_sample: .*node 1, subgraph 0\)"):
-        torch.ops.fastgl.frontier_sample(indptr, indices, 4, 3, 5, 2.0, 0, 0)
+        torch.ops.fastgl.frontier_sample(indptr, indices, 4, 3, 5, 2.0, 0, "dashboard", 0)
     indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([1, 7])
     with pytest.raises(
         RuntimeError,
         match="frontier_sample: indices of node 1 hold an id out of range for a graph of 2 nodes",
     ):
-        torch.ops.fastgl.frontier_sample(indptr, indices, 3, 2, 6, 2.0, 0, 0)
+        torch.ops.fastgl.frontier_sample(indptr, indices, 3, 2, 6, 2.0, 0, "scan", 0)
 
 
 def test_sampler_subgraphs_are_induced_on_the_visited_vertices():

@@ -18,7 +18,9 @@
 // vertex's block; when DB is full the live blocks are compacted to its front (cleanup). DB starts
 // at `eta` times the frontier's mean entries (the paper's enlargement factor) and doubles when a
 // cleanup leaves too little room. The same draws, popped and added vertices come out on any
-// thread count: sampler s draws from Philox stream s under key `seed`.
+// thread count: sampler s draws from Philox stream s under key `seed`. `pop` "scan" pops instead
+// by a scan of the walkers' running sum of entries (the O(m)-per-pop sampler the paper starts
+// from): the same distribution, other draws.
 //
 // Returns, for S = num_subgraphs, m = frontier_size and K = budget - m moves:
 //   frontier  int64 [S, m]  each sampler's first frontier
@@ -34,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <tuple>
 
 namespace fastgl::sampling {
@@ -65,7 +68,8 @@ inline int64_t dashboard_capacity(int64_t num_nodes, int64_t num_edges, int64_t 
 
 inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                          int64_t num_subgraphs, int64_t frontier_size,
-                                         int64_t budget, double eta, int64_t max_entries) {
+                                         int64_t budget, double eta, int64_t max_entries,
+                                         const std::string& pop) {
   constexpr const char* op = kFrontierOp;
   check_csc_inputs(op, indptr, indices, c10::nullopt);
   const int64_t num_nodes = indptr.numel() - 1;
@@ -77,6 +81,8 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
                "), got ", budget);
   FASTGL_CHECK(eta > 1 && eta <= 64, op, "eta must be in (1, 64], got ", eta);
   FASTGL_CHECK(max_entries >= 0, op, "max_entries must be >= 0 (0: no cap), got ", max_entries);
+  FASTGL_CHECK(pop == "dashboard" || pop == "scan", op, "pop must be 'dashboard' or 'scan', got '",
+               pop, "'");
   // A sampler's outputs (its frontier, pops and adds) and its fault record, in int64 entries.
   constexpr int64_t kMaxEntries = INT64_MAX / 8;
   FASTGL_CHECK(budget <= kMaxEntries / 2, op, "budget ", budget, " overflows the samples' size");

@@ -354,6 +354,7 @@ def frontier_sample(
     *,
     eta: float = 2.0,
     max_entries: int | None = None,
+    pop: str = "dashboard",
     generator: torch.Generator | None = None,
 ) -> FrontierTrace:
     """Zeng et al.'s frontier sampler (a multidimensional random walk), ``num_subgraphs``
@@ -370,7 +371,9 @@ def frontier_sample(
     graph, stored both ways, these are its neighbors. ``eta`` is the Dashboard's enlargement
     factor (its array's size over the frontier's entries, and the most probes a pop expects): a
     speed knob that changes which draws pick which walker, not the samples' distribution.
-    CPU only for now (the samplers run in parallel over torch's threads).
+    ``pop="scan"`` pops by a scan of the walkers' running sum of entries instead, the
+    O(frontier_size)-per-pop sampler the paper starts from (§IV-A): the same distribution,
+    other draws. CPU only for now (the samplers run in parallel over torch's threads).
 
     Returns:
         :class:`FrontierTrace` ``(frontier [S, m], popped [S, K], added [S, K])``, int64, for
@@ -398,6 +401,7 @@ def frontier_sample(
         budget,
         eta,
         max_entries or 0,
+        pop,
         draw_key(generator, graph.indptr.device, where),
     )
     return FrontierTrace(frontier, popped, added)
@@ -405,7 +409,7 @@ def frontier_sample(
 
 @register_fake("fastgl::frontier_sample")
 def _frontier_sample_fake(
-    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, seed
+    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, pop, seed
 ):
     moves = budget - frontier_size
     return (

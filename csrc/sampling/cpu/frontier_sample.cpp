@@ -95,6 +95,48 @@ class Dashboard {
   int64_t fill_ = 0, live_entries_ = 0;
 };
 
+// The straightforward pop the paper starts from (§IV-A), O(m) per pop: one uniform draw below
+// the walkers' total entries, found by a scan of their running sum. The walker a move pops keeps
+// its slot for the vertex the move adds.
+class WalkerScan {
+ public:
+  void reset(int64_t /*capacity*/) {
+    vertex_.clear();
+    entries_.clear();
+    total_ = 0;
+    freed_ = -1;
+  }
+
+  bool empty() const { return total_ == 0; }
+
+  void add(int64_t vertex, int64_t entries) {
+    if (freed_ >= 0) {
+      vertex_[freed_] = vertex;
+      entries_[freed_] = entries;
+      freed_ = -1;
+    } else {
+      vertex_.push_back(vertex);
+      entries_.push_back(entries);
+    }
+    total_ += entries;
+  }
+
+  int64_t pop(RandomStream& rng, uint64_t* draw, double /*eta*/) {
+    const int64_t share = rng.below((*draw)++, total_);
+    int64_t walker = 0;
+    for (int64_t sum = entries_[0]; sum <= share; sum += entries_[++walker]) {
+    }
+    total_ -= entries_[walker];
+    entries_[walker] = 0;
+    freed_ = walker;
+    return vertex_[walker];
+  }
+
+ private:
+  std::vector<int64_t> vertex_, entries_;
+  int64_t total_ = 0, freed_ = -1;
+};
+
 // The call's inputs and outputs, and one sampler's run over them.
 template <typename index_t>
 struct FrontierRun {
@@ -117,8 +159,10 @@ struct FrontierRun {
     return max_entries > 0 ? std::min(degree, max_entries) : degree;
   }
 
-  // Sampler s; returns its FrontierFault, *bad_node the vertex at fault.
-  int64_t sample(int64_t s, Dashboard& dashboard, int64_t* bad_node) const {
+  // Sampler s, popping through `dashboard` (a Dashboard or a WalkerScan); returns its
+  // FrontierFault, *bad_node the vertex at fault.
+  template <typename Pop>
+  int64_t sample(int64_t s, Pop& dashboard, int64_t* bad_node) const {
     RandomStream rng(key, static_cast<uint64_t>(s));
     int64_t* first = frontier + s * frontier_size;
     draw_uniform_without_replacement(rng, num_nodes, frontier_size, first);  // draws 0 .. m-1
@@ -156,9 +200,11 @@ struct FrontierRun {
 
 FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& indices,
                                    int64_t num_subgraphs, int64_t frontier_size, int64_t budget,
-                                   double eta, int64_t max_entries, int64_t seed) {
+                                   double eta, int64_t max_entries, c10::string_view pop_method,
+                                   int64_t seed) {
+  const std::string pop = as_string(pop_method);
   check_frontier_sample_inputs(indptr, indices, num_subgraphs, frontier_size, budget, eta,
-                               max_entries);
+                               max_entries, pop);
   const int64_t moves = budget - frontier_size, num_nodes = indptr.numel() - 1;
   const auto options = indptr.options();
   at::Tensor frontier = empty_for_write({num_subgraphs, frontier_size}, options);
@@ -183,14 +229,20 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
         frontier.data_ptr<int64_t>(),
         popped.data_ptr<int64_t>(),
         added.data_ptr<int64_t>()};
-    at::parallel_for(0, num_subgraphs, 1, [&](int64_t begin, int64_t end) {
-      Dashboard dashboard;
-      for (int64_t s = begin; s < end; ++s) {
-        const int64_t fault = run.sample(s, dashboard, &bad_nodes[s]);
-        if (fault == kNoFrontierFault) continue;
-        keep_smallest(first_fault, s * kNumFrontierFaults + fault);
-      }
-    });
+    auto sample_all = [&](auto pop) {
+      at::parallel_for(0, num_subgraphs, 1, [&](int64_t begin, int64_t end) {
+        decltype(pop) dashboard;
+        for (int64_t s = begin; s < end; ++s) {
+          const int64_t fault = run.sample(s, dashboard, &bad_nodes[s]);
+          if (fault != kNoFrontierFault) keep_smallest(first_fault, s * kNumFrontierFaults + fault);
+        }
+      });
+    };
+    if (pop == "dashboard") {
+      sample_all(Dashboard{});
+    } else {
+      sample_all(WalkerScan{});
+    }
   });
   const int64_t fault = first_fault.load();
   if (fault != INT64_MAX) {
