@@ -237,3 +237,26 @@ def check_walk_rows(rows: dict) -> None:
             assert 0 < row["steps"] < full
         else:
             assert row["steps"] == full
+
+
+def test_subgraph_benchmark_runs_and_writes_json(tmp_path):
+    from benchmarks import subgraph
+
+    out = tmp_path / "subgraph.json"
+    payload = subgraph.main(
+        "--graphs rmat-tiny --frontier-size 20 --budgets 40 80 --subgraphs 3 --repeat 1 "
+        f"--thread-counts 1 2 --max-entries 5 --out {out}".split()
+    )
+    written = json.loads(out.read_text())
+    assert written["benchmark"] == "subgraph" and "git_commit" in written["environment"]
+    rows = {(r["budget"], r["pop"], r["threads"]): r for r in payload["rows"]}
+    assert set(rows) == {(b, p, t) for b in (40, 80) for p in subgraph.POPS for t in (1, 2)}
+    for (budget, pop, threads), row in rows.items():
+        assert row["subgraphs_per_s"] == 3 / row["median_s"]
+        assert 3 * 20 <= row["vertices"] <= 3 * budget
+        scan = rows[budget, "scan", threads]["subgraphs_per_s"]
+        assert row["vs_scan"] == row["subgraphs_per_s"] / scan
+        one = rows[budget, pop, 1]["subgraphs_per_s"]
+        assert row["speedup_vs_1_thread"] == (
+            None if threads == 1 else row["subgraphs_per_s"] / one
+        )

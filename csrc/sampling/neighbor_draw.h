@@ -86,20 +86,28 @@ C10_HOST_DEVICE inline void take_all(const weight_t* weight, int64_t degree, int
   }
 }
 
+// Whether `pick` is among the `m` offsets chosen so far: a scan, as a fanout is small.
+struct ScanChosen {
+  C10_HOST_DEVICE bool operator()(const int64_t* chosen, int64_t m, int64_t pick) const {
+    for (int64_t i = 0; i < m; ++i) {
+      if (chosen[i] == pick) return true;
+    }
+    return false;
+  }
+};
+
 // Uniform without replacement: Floyd's algorithm, `count` draws for any degree, no scratch memory
-// beyond the output (membership is a scan of what was chosen so far: count is a fanout, small).
+// beyond the output. `is_chosen(out, m, pick)` tells whether pick is among out[0 .. m); a caller
+// drawing many (a frontier of a thousand walkers) passes a faster test than the scan, which
+// leaves the draws as they are.
+template <typename IsChosen = ScanChosen>
 C10_HOST_DEVICE inline void draw_uniform_without_replacement(RandomStream& rng, int64_t degree,
-                                                             int64_t count, int64_t* out) {
+                                                             int64_t count, int64_t* out,
+                                                             IsChosen is_chosen = {}) {
   for (int64_t m = 0; m < count; ++m) {
     const int64_t upper = degree - count + m;  // draw from [0, upper]
-    int64_t pick = rng.below(m, upper + 1);
-    for (int64_t i = 0; i < m; ++i) {
-      if (out[i] == pick) {
-        pick = upper;
-        break;
-      }
-    }
-    out[m] = pick;
+    const int64_t pick = rng.below(m, upper + 1);
+    out[m] = is_chosen(out, m, pick) ? upper : pick;
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unordered_set>
 #include <vector>
 
 namespace fastgl::sampling {
@@ -165,7 +166,16 @@ struct FrontierRun {
   int64_t sample(int64_t s, Pop& dashboard, int64_t* bad_node) const {
     RandomStream rng(key, static_cast<uint64_t>(s));
     int64_t* first = frontier + s * frontier_size;
-    draw_uniform_without_replacement(rng, num_nodes, frontier_size, first);  // draws 0 .. m-1
+    // Floyd's draws 0 .. m-1, membership by hash: a scan would cost O(m^2) for m walkers.
+    std::unordered_set<int64_t> seen;
+    seen.reserve(2 * frontier_size);
+    int64_t recorded = 0;
+    draw_uniform_without_replacement(rng, num_nodes, frontier_size, first,
+                                     [&](const int64_t* chosen, int64_t m, int64_t pick) {
+                                       for (; recorded < m; ++recorded)
+                                         seen.insert(chosen[recorded]);
+                                       return seen.count(pick) > 0;
+                                     });
     uint64_t draw = static_cast<uint64_t>(frontier_size);
     dashboard.reset(initial_capacity);
     for (int64_t i = 0; i < frontier_size; ++i) {
