@@ -15,9 +15,10 @@
 // size and whether its walker still stands there). A pop probes DB at uniform positions below its
 // fill mark until one holds a live entry (each live entry alike, so the walker comes with
 // probability proportional to its entries), invalidates the walker's block and appends the new
-// vertex's block; when DB is full the live blocks are compacted to its front (cleanup). DB starts
-// at `eta` times the frontier's mean entries (the paper's enlargement factor) and doubles when a
-// cleanup leaves too little room. The same draws, popped and added vertices come out on any
+// vertex's block; when DB is full the live blocks are compacted to its front (cleanup), and also
+// before a pop once dead entries pass (eta - 1) live ones. DB starts at eta * m * the graph's mean
+// in-degree (capped; the paper's enlargement factor eta) and doubles when a cleanup leaves too
+// little room. The same draws, popped and added vertices come out on any
 // thread count: sampler s draws from Philox stream s under key `seed`. `pop` "scan" pops instead
 // by a scan of the walkers' running sum of entries (the O(m)-per-pop sampler the paper starts
 // from): the same distribution, other draws.
@@ -55,8 +56,8 @@ enum FrontierFault : int64_t {
 };
 
 // DB's first size: eta times the first frontier's expected entries (the paper's eta * m * d, d
-// the graph's mean in-degree, capped like a vertex's entries), at least one entry per walker. At
-// most eta * E: the first frontier's vertices are distinct.
+// the graph's mean in-degree, capped like a vertex's entries), at least one entry per walker: at
+// most eta * max(E, m), as m <= N.
 inline int64_t dashboard_capacity(int64_t num_nodes, int64_t num_edges, int64_t frontier_size,
                                   int64_t max_entries, double eta) {
   double mean =

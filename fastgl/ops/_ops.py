@@ -369,8 +369,9 @@ def frontier_sample(
     vertex without in-edges never move; once all stand on one the remaining moves are -1. The
     graph's in-edges are followed (``graph.indptr``/``graph.indices``, the CSC): on an undirected
     graph, stored both ways, these are its neighbors. ``eta`` is the Dashboard's enlargement
-    factor (its array's size over the frontier's entries, and the most probes a pop expects): a
-    speed knob that changes which draws pick which walker, not the samples' distribution.
+    factor (its array starts at ``eta * frontier_size`` times the mean in-degree, and a pop
+    expects at most ``eta`` probes; near 1 it compacts almost every pop): a speed knob that
+    changes which draws pick which walker, not the samples' distribution.
     ``pop="scan"`` pops by a scan of the walkers' running sum of entries instead, the
     O(frontier_size)-per-pop sampler the paper starts from (§IV-A): the same distribution,
     other draws. CPU only for now (the samplers run in parallel over torch's threads).
@@ -387,8 +388,8 @@ def frontier_sample(
         >>> trace = frontier_sample(graph, 4, 2, 5, generator=torch.Generator().manual_seed(0))
         >>> trace.frontier.shape, trace.popped.shape
         (torch.Size([4, 2]), torch.Size([4, 3]))
-        >>> bool(((trace.added - trace.popped) % 6 != 3).all())   # each move to a ring neighbor
-        True
+        >>> sorted(set(((trace.added - trace.popped) % 6).flatten().tolist()))  # ring neighbors
+        [1, 5]
     """
     where = "frontier_sample"
     if max_entries is not None and max_entries < 1:

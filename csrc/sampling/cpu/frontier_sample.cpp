@@ -50,17 +50,20 @@ class Dashboard {
   }
 
   // Pops a walker (Algorithm 4, POP_FRONTIER): uniform probes of DB below the fill mark, drawn
-  // from `rng` at indices *draw, *draw + 1, ..., until one hits a live entry; the walker's block
-  // is then invalidated. Returns its vertex. The Dashboard must not be empty.
+  // from `rng` at indices *draw, *draw + 1, ..., until one hits a live walker's entry; the
+  // walker is then marked popped. Returns its vertex. The Dashboard must not be empty.
   int64_t pop(RandomStream& rng, uint64_t* draw, double eta) {
     // Dead entries pile up below the fill mark between cleanups; compacting when they pass
     // (eta - 1) live ones keeps the expected probes per pop at most eta.
     if (static_cast<double>(fill_) > eta * static_cast<double>(live_entries_)) cleanup(0);
+    // A popped walker's entries keep its block, marked popped in IA (the paper writes INV over
+    // them): the probe tells them apart alike, without a write per unit of the hub's degree.
     int64_t block = kInvalidEntry;
-    while (block == kInvalidEntry) block = db_[rng.below((*draw)++, fill_)];
-    const int64_t start = block_start_[block], size = block_size_[block];
-    std::fill_n(db_.begin() + start, size, kInvalidEntry);
-    live_entries_ -= size;
+    while (block == kInvalidEntry) {
+      block = db_[rng.below((*draw)++, fill_)];
+      if (block != kInvalidEntry && block_vertex_[block] == kInvalidEntry) block = kInvalidEntry;
+    }
+    live_entries_ -= block_size_[block];
     const int64_t vertex = block_vertex_[block];
     block_vertex_[block] = kInvalidEntry;
     return vertex;
@@ -88,7 +91,11 @@ class Dashboard {
     fill_ = fill;
     const int64_t needed = fill_ + room;
     if (needed > static_cast<int64_t>(db_.size())) {
-      db_.resize(std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size())), kInvalidEntry);
+      const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
+      // Walkers crowding a hub of an uncapped skewed graph can ask for m times its degree.
+      check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size, 8,
+                        at::Device(at::kCPU));
+      db_.resize(size, kInvalidEntry);
     }
   }
 
@@ -222,6 +229,8 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
   at::Tensor added = empty_for_write({num_subgraphs, moves}, options);
   if (num_subgraphs == 0) return {frontier, popped, added};
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  FASTGL_CHECK(valid_offset_ends(indptr_c.data_ptr<int64_t>(), num_nodes, indices.numel()),
+               kFrontierOp, kBadIndptrError);
   std::atomic<int64_t> first_fault{INT64_MAX};
   std::vector<int64_t> bad_nodes(num_subgraphs, -1);
   AT_DISPATCH_INDEX_TYPES(indices_c.scalar_type(), kFrontierOp, [&] {
