@@ -9,7 +9,7 @@ from fuzz_ops import registered_ops
 
 import fastgl.ops
 
-NOT_OPS = {"HopsSample", "cached_bytes", "empty_cache"}
+NOT_OPS = {"FrontierTrace", "HopsSample", "cached_bytes", "empty_cache"}
 
 
 def is_private(op: str) -> bool:
@@ -27,9 +27,9 @@ def test_all_is_what_the_package_offers():
 
 
 # Wrappers that take a graph instead of its arrays: which schema arguments each of their own
-# parameters stands for (random_walk's graph gives the arrays of its out_csr(), its generator the
-# seed; walks_per_node tiles starts and weighted picks the weight, so they stand for none). The
-# other parameters are the schema's, in the schema's order.
+# parameters stands for (random_walk's graph gives the arrays of its out_csr(), frontier_sample's
+# its CSC, their generators the seed; walks_per_node tiles starts and weighted picks the weight,
+# so they stand for none). The other parameters are the schema's, in the schema's order.
 GRAPH_WRAPPERS = {
     "random_walk": {
         "graph": ["indptr", "indices", "weight", "eid"],
@@ -37,6 +37,7 @@ GRAPH_WRAPPERS = {
         "weighted": [],
         "generator": ["seed"],
     },
+    "frontier_sample": {"graph": ["indptr", "indices"], "generator": ["seed"]},
 }
 
 
