@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import torch
@@ -136,6 +136,19 @@ def load_graph(name: str, args) -> dict | None:
         flush=True,
     )
     return {"edge_index": edge_index, "num_nodes": num_nodes, "source": source}
+
+
+def available_graphs(args, summaries: dict, skipped: list) -> Iterator[tuple[str, dict]]:
+    """``(name, graph)`` for every graph of ``args.graphs`` that loads (:func:`load_graph`), its
+    summary recorded in ``summaries``; an absent one is reported and recorded in ``skipped``."""
+    for name in args.graphs:
+        graph = load_graph(name, args)
+        if graph is None:
+            skipped.append({"graph": name, "reason": f"{SLASHDOT_FILE} not in {args.data_dir}"})
+            print(f"skipping {name}: {skipped[-1]['reason']}")
+            continue
+        summaries[name] = graph_summary(graph)
+        yield name, graph
 
 
 def hetero_graph(preset: dict, seed: int) -> dict:
@@ -430,13 +443,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         )
         print(f"note: {skipped[-1]['reason']}")
     rows, graphs = [], {}
-    for name in args.graphs:
-        graph = load_graph(name, args)
-        if graph is None:
-            skipped.append({"graph": name, "reason": f"{SLASHDOT_FILE} not in {args.data_dir}"})
-            print(f"skipping {name}: {skipped[-1]['reason']}")
-            continue
-        graphs[name] = graph_summary(graph)
+    for name, graph in available_graphs(args, graphs, skipped):
         rows += rows_for(name, graph, args, device, dgl_version is not None)
         del graph
 

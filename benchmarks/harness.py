@@ -224,6 +224,17 @@ def time_interleaved(
     return timings
 
 
+def add_thread_speedups(rows: list[dict], keys: Sequence[str], rate: str) -> None:
+    """Sets each row's ``speedup_vs_1_thread``: its ``rate`` over the rate of the row with the
+    same ``keys`` at one thread (``None`` at one thread, or without such a row)."""
+    one = {tuple(r[k] for k in keys): r for r in rows if r["threads"] == 1}
+    for row in rows:
+        base = one.get(tuple(row[k] for k in keys))
+        row["speedup_vs_1_thread"] = (
+            row[rate] / base[rate] if base and row["threads"] != 1 else None
+        )
+
+
 def argument_parser(name: str, doc: str) -> argparse.ArgumentParser:
     """The parser of ``python -m benchmarks.<name>``: the module docstring's second paragraph
     (its question and method) as the description, every default shown in ``--help``."""

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import torch
 
 from benchmarks import harness
-from benchmarks.dgl_sampler import DEFAULT_DATA_DIR, SLASHDOT_FILE, graph_summary, load_graph
+from benchmarks.dgl_sampler import DEFAULT_DATA_DIR, available_graphs
 from fastgl import CSCGraph
 from fastgl.data.rmat import RMAT_PRESETS
 from fastgl.ops import frontier_sample
@@ -113,14 +113,7 @@ def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
                 ]
     finally:
         torch.set_num_threads(threads_before)
-    one = {(r["budget"], r["pop"]): r for r in rows if r["threads"] == 1}
-    for row in rows:
-        base = one.get((row["budget"], row["pop"]))
-        row["speedup_vs_1_thread"] = (
-            row["subgraphs_per_s"] / base["subgraphs_per_s"]
-            if base and row["threads"] != 1
-            else None
-        )
+    harness.add_thread_speedups(rows, ("budget", "pop"), "subgraphs_per_s")
     return rows
 
 
@@ -150,13 +143,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     _, note, env = harness.start_run("subgraph", args)
     rows, graphs, skipped = [], {}, []
-    for name in args.graphs:
-        graph = load_graph(name, args)
-        if graph is None:
-            skipped.append({"graph": name, "reason": f"{SLASHDOT_FILE} not in {args.data_dir}"})
-            print(f"skipping {name}: {skipped[-1]['reason']}")
-            continue
-        graphs[name] = graph_summary(graph)
+    for name, graph in available_graphs(args, graphs, skipped):
         csc = CSCGraph.from_edge_index(graph.pop("edge_index"), num_nodes=graph["num_nodes"])
         rows += rows_for(name, csc, args)
         del csc

@@ -72,10 +72,8 @@ from torch import Tensor
 from benchmarks import harness
 from benchmarks.dgl_sampler import (
     DEFAULT_DATA_DIR,
-    SLASHDOT_FILE,
     _dgl_version,
-    graph_summary,
-    load_graph,
+    available_graphs,
     set_threads,
 )
 from fastgl import CSCGraph
@@ -297,7 +295,7 @@ def rows_for(name: str, csc: CSCGraph, args, device, with_dgl: bool) -> list[dic
                 rows += algorithm_rows(name, algorithm, threads, starts.numel(), results, baseline)
     finally:
         set_threads(threads_before, with_dgl)
-    add_thread_speedups(rows)
+    harness.add_thread_speedups(rows, ("algorithm", "walker"), "steps_per_s")
     return rows
 
 
@@ -327,15 +325,6 @@ def algorithm_rows(
         )
         for walker, r in results.items()
     ]
-
-
-def add_thread_speedups(rows: list[dict]) -> None:
-    by_key = {(r["algorithm"], r["walker"], r["threads"]): r for r in rows}
-    for row in rows:
-        one = by_key.get((row["algorithm"], row["walker"], 1))
-        row["speedup_vs_1_thread"] = (
-            row["steps_per_s"] / one["steps_per_s"] if one and row["threads"] != 1 else None
-        )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -397,13 +386,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         skipped.append({"rows": "dgl, fastgl-dgl", "reason": reason})
         print(f"note: {reason}")
     rows, graphs = [], {}
-    for name in args.graphs:
-        graph = load_graph(name, args)
-        if graph is None:
-            skipped.append({"graph": name, "reason": f"{SLASHDOT_FILE} not in {args.data_dir}"})
-            print(f"skipping {name}: {skipped[-1]['reason']}")
-            continue
-        graphs[name] = graph_summary(graph)
+    for name, graph in available_graphs(args, graphs, skipped):
         # The edge list is dropped once the CSC is built: products-scale needs the memory.
         csc = CSCGraph.from_edge_index(graph.pop("edge_index"), num_nodes=graph["num_nodes"])
         if args.edge_ids == "source-order":

@@ -18,17 +18,19 @@
 namespace fastgl::sampling {
 namespace {
 
-constexpr int64_t kInvalidEntry = -1;
+// A popped walker's vertex in IA.
+constexpr int64_t kPopped = -1;
 
 // One sampler's Dashboard (Zeng et al., §IV-B): DB, one entry per unit of a walker's weight, each
-// naming its block in IA; IA, per block the walker's vertex (-1 once popped), its first entry and
-// its size. Only DB's entries below `fill_` are probed. Reused from sampler to sampler.
+// naming its block in IA; IA, per block the walker's vertex (kPopped once popped) and its size.
+// Every entry below `fill_` names a block, and only those are probed: what lies above is never
+// read, so DB is neither cleared between samplers nor past the fill mark. Reused from sampler to
+// sampler.
 class Dashboard {
  public:
   void reset(int64_t capacity) {
-    db_.assign(capacity, kInvalidEntry);
+    db_.resize(capacity);
     block_vertex_.clear();
-    block_start_.clear();
     block_size_.clear();
     fill_ = live_entries_ = 0;
   }
@@ -42,7 +44,6 @@ class Dashboard {
     if (fill_ + entries > static_cast<int64_t>(db_.size())) cleanup(entries);
     const int64_t block = static_cast<int64_t>(block_vertex_.size());
     block_vertex_.push_back(vertex);
-    block_start_.push_back(fill_);
     block_size_.push_back(entries);
     std::fill_n(db_.begin() + fill_, entries, block);
     fill_ += entries;
@@ -58,14 +59,13 @@ class Dashboard {
     if (static_cast<double>(fill_) > eta * static_cast<double>(live_entries_)) cleanup(0);
     // A popped walker's entries keep its block, marked popped in IA (the paper writes INV over
     // them): the probe tells them apart alike, without a write per unit of the hub's degree.
-    int64_t block = kInvalidEntry;
-    while (block == kInvalidEntry) {
+    int64_t block = 0;
+    do {
       block = db_[rng.below((*draw)++, fill_)];
-      if (block != kInvalidEntry && block_vertex_[block] == kInvalidEntry) block = kInvalidEntry;
-    }
+    } while (block_vertex_[block] == kPopped);
     live_entries_ -= block_size_[block];
     const int64_t vertex = block_vertex_[block];
-    block_vertex_[block] = kInvalidEntry;
+    block_vertex_[block] = kPopped;
     return vertex;
   }
 
@@ -75,18 +75,17 @@ class Dashboard {
   void cleanup(int64_t room) {
     int64_t fill = 0, kept = 0;
     for (size_t block = 0; block < block_vertex_.size(); ++block) {
-      if (block_vertex_[block] == kInvalidEntry) continue;
+      if (block_vertex_[block] == kPopped) continue;
       const int64_t size = block_size_[block];
-      std::fill_n(db_.begin() + fill, size, kept);  // fill <= its start: never over a live block
+      // Blocks keep their order, so `fill` is at or before this block's start: the writes never
+      // reach a live block not yet moved.
+      std::fill_n(db_.begin() + fill, size, kept);
       block_vertex_[kept] = block_vertex_[block];
-      block_start_[kept] = fill;
       block_size_[kept] = size;
       fill += size;
       ++kept;
     }
-    std::fill(db_.begin() + fill, db_.begin() + fill_, kInvalidEntry);
     block_vertex_.resize(kept);
-    block_start_.resize(kept);
     block_size_.resize(kept);
     fill_ = fill;
     const int64_t needed = fill_ + room;
@@ -95,11 +94,11 @@ class Dashboard {
       // Walkers crowding a hub of an uncapped skewed graph can ask for m times its degree.
       check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size, 8,
                         at::Device(at::kCPU));
-      db_.resize(size, kInvalidEntry);
+      db_.resize(size);
     }
   }
 
-  std::vector<int64_t> db_, block_vertex_, block_start_, block_size_;
+  std::vector<int64_t> db_, block_vertex_, block_size_;
   int64_t fill_ = 0, live_entries_ = 0;
 };
 
