@@ -1,11 +1,13 @@
-"""Subgraphs per second of the frontier sampler: the Dashboard's pop against the straightforward
-scan.
+"""Subgraphs per second of graph-sampling training's samplers: the frontier sampler's Dashboard
+against the straightforward scan, and GraphSAINT's node, edge and walk samplers against DGL's.
 
-Question: how many subgraphs, and sampled vertices, per second does fastgl's frontier sampler
+Questions: how many subgraphs, and sampled vertices, per second does fastgl's frontier sampler
 (Zeng et al., Accurate, Efficient and Scalable Graph Embedding, IPDPS 2019, §IV) draw when it
 pops through the Dashboard, against the O(m)-per-pop scan of the walkers the paper starts from
 (§IV-A), and how does it scale from one thread to two (many samplers at once, the paper's
-inter-subgraph parallelism)?
+inter-subgraph parallelism)? How fast are fastgl's GraphSAINT samplers
+(:mod:`fastgl.sampling.saint`) against DGL's ``SAINTSampler`` on the same graph, induced
+subgraphs included?
 
 Usage::
 
@@ -25,9 +27,17 @@ What is measured, in one run on the CPU:
   ``--thread-counts``, each call once untimed and then ``--repeat`` interleaved timed rounds; the
   median counts.
 
+* GraphSAINT's modes (``--modes``): ``node`` (``--node-budget`` vertex draws), ``edge``
+  (``--edge-budget`` edge draws) and ``walk`` (``--walk-roots`` walks of ``--walk-length``),
+  DGL's example settings; fastgl's sampler draws ``--subgraphs`` induced subgraphs in one
+  ``sample`` call, ``dgl`` (where DGL is installed: ``make bench-dgl DGL_BENCH=subgraph``)
+  calls ``SAINTSampler(mode, budget).sample`` as many times, on a DGL graph of the same edges;
+  torch's and DGL's thread pools are set alike.
+
 ``subgraphs/s`` is subgraphs a call over its time, ``vertices/s`` the distinct vertices those
 subgraphs hold over it, ``vs scan`` the Dashboard's rate over the scan's at the same budget and
-thread count, ``1->N threads`` a row's rate over its rate at one thread. The JSON goes to
+thread count, ``vs dgl`` fastgl's rate over DGL's, ``1->N threads`` a row's rate over its rate
+at one thread. The JSON goes to
 ``benchmarks/results/subgraph-<device tag>.json`` unless ``--out`` is given.
 """
 
@@ -38,20 +48,21 @@ from collections.abc import Sequence
 import torch
 
 from benchmarks import harness
-from benchmarks.dgl_sampler import DEFAULT_DATA_DIR, available_graphs
+from benchmarks.dgl_sampler import DEFAULT_DATA_DIR, _dgl_version, available_graphs, set_threads
 from fastgl import CSCGraph
 from fastgl.data.rmat import RMAT_PRESETS
 from fastgl.ops import frontier_sample
+from fastgl.sampling import SAINTEdgeSampler, SAINTNodeSampler, SAINTRandomWalkSampler
 from fastgl.sampling.saint import sampled_vertices
 
 GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot",)
 DEFAULT_GRAPHS = ["rmat-products", "slashdot"]
 POPS = ("dashboard", "scan")
+MODES = ("node", "edge", "walk")
 
 
 def measure(graph: CSCGraph, budget: int, args) -> dict[str, dict]:
-    """Both pops' rates at one budget: distinct vertices from an untimed first call, then the
-    median of ``args.repeat`` interleaved timed rounds."""
+    """Both pops' rates at one budget (the trace only)."""
     calls = {
         pop: (
             lambda pop=pop: frontier_sample(
@@ -67,23 +78,12 @@ def measure(graph: CSCGraph, budget: int, args) -> dict[str, dict]:
         )
         for pop in POPS
     }
-    vertices = {}
-    for pop, call in calls.items():
-        trace = call()
-        vertices[pop] = sum(
-            sampled_vertices(f, a).numel() for f, a in zip(trace.frontier, trace.added)
-        )
-    timings = harness.time_interleaved(calls, repeat=args.repeat, warmup=0)
-    return {
-        pop: {
-            "median_s": t.median,
-            "times_s": t.times,
-            "vertices": vertices[pop],
-            "subgraphs_per_s": args.subgraphs / t.median,
-            "vertices_per_s": vertices[pop] / t.median,
-        }
-        for pop, t in timings.items()
-    }
+    return measure_calls(calls, args, trace_vertices)
+
+
+def trace_vertices(trace) -> int:
+    """Distinct vertices of a frontier trace's subgraphs."""
+    return sum(sampled_vertices(f, a).numel() for f, a in zip(trace.frontier, trace.added))
 
 
 def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
@@ -117,6 +117,109 @@ def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
     return rows
 
 
+def saint_samplers(graph: CSCGraph, args) -> dict:
+    """fastgl's sampler of every mode of ``args.modes``, with its DGL budget."""
+    built = {
+        "node": (SAINTNodeSampler(graph, args.node_budget), args.node_budget),
+        "edge": (SAINTEdgeSampler(graph, args.edge_budget), args.edge_budget),
+        "walk": (
+            SAINTRandomWalkSampler(graph, args.walk_roots, args.walk_length),
+            (args.walk_roots, args.walk_length),
+        ),
+    }
+    return {mode: built[mode] for mode in args.modes}
+
+
+def saint_rows(name: str, graph: CSCGraph, args, with_dgl: bool) -> list[dict]:
+    """fastgl's GraphSAINT samplers (and DGL's) at every thread count."""
+    dgl_g = dgl_graph_of(graph) if with_dgl else None
+    samplers = saint_samplers(graph, args)
+    rows = []
+    threads_before = torch.get_num_threads()
+    try:
+        for threads in args.thread_counts:
+            set_threads(threads, with_dgl)
+            for mode, (sampler, budget) in samplers.items():
+                calls = {"fastgl": lambda sampler=sampler: sampler.sample(args.subgraphs)}
+                if with_dgl:
+                    calls["dgl"] = dgl_call(dgl_g, mode, budget, args.subgraphs)
+                results = measure_calls(calls, args, subgraph_vertices)
+                rates = ", ".join(f"{k} {r['subgraphs_per_s']:.1f}" for k, r in results.items())
+                print(f"{name}, {mode}, {threads} threads: subgraphs/s {rates}", flush=True)
+                dgl_rate = results.get("dgl", {}).get("subgraphs_per_s")
+                rows += [
+                    dict(
+                        graph=name,
+                        mode=mode,
+                        budget=str(budget),
+                        sampler=key,
+                        threads=threads,
+                        subgraphs=args.subgraphs,
+                        **r,
+                        vs_dgl=r["subgraphs_per_s"] / dgl_rate if dgl_rate else None,
+                    )
+                    for key, r in results.items()
+                ]
+    finally:
+        set_threads(threads_before, with_dgl)
+    harness.add_thread_speedups(rows, ("mode", "sampler"), "subgraphs_per_s")
+    return rows
+
+
+def measure_calls(calls: dict, args, count_vertices) -> dict[str, dict]:
+    """Each call's rate: the distinct vertices ``count_vertices`` finds in the result of an
+    untimed first call, then the median of ``args.repeat`` interleaved timed rounds."""
+    vertices = {key: count_vertices(call()) for key, call in calls.items()}
+    timings = harness.time_interleaved(calls, repeat=args.repeat, warmup=0)
+    return {
+        key: {
+            "median_s": t.median,
+            "times_s": t.times,
+            "vertices": vertices[key],
+            "subgraphs_per_s": args.subgraphs / t.median,
+            "vertices_per_s": vertices[key] / t.median,
+        }
+        for key, t in timings.items()
+    }
+
+
+def subgraph_vertices(subgraphs) -> int:
+    """Vertices of fastgl's subgraphs (``nodes``) or DGL's (``num_nodes()``)."""
+    return sum(sub.nodes.numel() if hasattr(sub, "nodes") else sub.num_nodes() for sub in subgraphs)
+
+
+def columns(kind: tuple[str, str], ratio: tuple[str, str]) -> list[tuple[str, str, str]]:
+    """A table's columns: the row's kind (pop or sampler) and its ratio to the baseline."""
+    return [
+        ("graph", "graph", ""),
+        ("budget", "budget", ""),
+        (*kind, ""),
+        ("threads", "threads", ""),
+        ("subgraphs_per_s", "subgraphs/s", ".1f"),
+        ("vertices_per_s", "vertices/s", ".3g"),
+        (*ratio, ".2f"),
+        ("speedup_vs_1_thread", "1->N threads", ".2f"),
+    ]
+
+
+def dgl_graph_of(graph: CSCGraph):
+    """DGL's graph of the edges of ``graph``, numbered as its edge ids."""
+    import dgl
+
+    src, dst = graph.src_index(), graph.dst_index()
+    order = torch.empty_like(src)
+    order[graph.edge_ids()] = torch.arange(src.numel())
+    return dgl.graph((src[order], dst[order]), num_nodes=graph.num_nodes)
+
+
+def dgl_call(g, mode: str, budget, count: int):
+    """``count`` subgraphs from DGL's ``SAINTSampler``."""
+    from dgl.dataloading import SAINTSampler
+
+    sampler = SAINTSampler(mode, budget)
+    return lambda: [sampler.sample(g, None) for _ in range(count)]
+
+
 def parse_args(argv: Sequence[str] | None = None):
     parser = harness.argument_parser("subgraph", __doc__)
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
@@ -129,6 +232,11 @@ def parse_args(argv: Sequence[str] | None = None):
     parser.add_argument(
         "--max-entries", type=int, default=None, help="cap on a vertex's entries (None: degree)"
     )
+    parser.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES))
+    parser.add_argument("--node-budget", type=int, default=6000, help="node mode: vertex draws")
+    parser.add_argument("--edge-budget", type=int, default=4000, help="edge mode: edge draws")
+    parser.add_argument("--walk-roots", type=int, default=3000, help="walk mode: walks")
+    parser.add_argument("--walk-length", type=int, default=2, help="walk mode: steps a walk")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved timed rounds")
     parser.add_argument("--thread-counts", type=int, nargs="+", default=[1, 2])
     parser.add_argument(
@@ -142,25 +250,24 @@ def parse_args(argv: Sequence[str] | None = None):
 def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     _, note, env = harness.start_run("subgraph", args)
-    rows, graphs, skipped = [], {}, []
+    with_dgl = _dgl_version() is not None
+    rows, saint, graphs, skipped = [], [], {}, []
     for name, graph in available_graphs(args, graphs, skipped):
         csc = CSCGraph.from_edge_index(graph.pop("edge_index"), num_nodes=graph["num_nodes"])
         rows += rows_for(name, csc, args)
+        saint += saint_rows(name, csc, args, with_dgl)
         del csc
     harness.print_table(
         rows,
-        [
-            ("graph", "graph", ""),
-            ("budget", "budget", ""),
-            ("pop", "pop", ""),
-            ("threads", "threads", ""),
-            ("subgraphs_per_s", "subgraphs/s", ".1f"),
-            ("vertices_per_s", "vertices/s", ".3g"),
-            ("vs_scan", "vs scan", ".2f"),
-            ("speedup_vs_1_thread", "1->N threads", ".2f"),
-        ],
+        columns(("pop", "pop"), ("vs_scan", "vs scan")),
         title=f"Frontier sampler, m = {args.frontier_size}, {args.subgraphs} subgraphs a call, "
         f"eta = {args.eta}, median of {args.repeat} interleaved rounds",
+    )
+    harness.print_table(
+        saint,
+        [("mode", "mode", ""), *columns(("sampler", "sampler"), ("vs_dgl", "vs dgl"))],
+        title=f"GraphSAINT samplers, {args.subgraphs} induced subgraphs a call, median of "
+        f"{args.repeat} interleaved rounds",
     )
     payload = {
         "benchmark": "subgraph",
@@ -170,6 +277,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "graphs": graphs,
         "skipped": skipped,
         "rows": rows,
+        "saint_rows": saint,
+        "dgl": _dgl_version(),
     }
     harness.save_results("subgraph", payload, torch.device("cpu"), args)
     return payload

@@ -186,7 +186,9 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         default="neighbor",
         help="neighbor: a fanout per node at each hop; layer (uniform over the layer's "
         "neighborhood), fastgcn and ladies: layer-wise importance sampling, a number of vertices "
-        "per layer, for --model gcn (evaluated with the exact GCN)",
+        "per layer, for --model gcn (evaluated with the exact GCN); frontier, saint-node, "
+        "saint-edge, saint-rw: graph-sampling training, GCN on whole sampled subgraphs of about "
+        "--batch-size vertices with GraphSAINT's normalization (--model gcn, exact evaluation)",
     )
     model.add_argument(
         "--fanouts",
@@ -195,9 +197,14 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         help="per hop, seeds outward (-1 = all), one hop per layer: neighbors per node for the "
         f"neighbor sampler (default: {' '.join(map(str, DEFAULT_FANOUTS['neighbor']))}), "
         "vertices per layer for the layer-wise ones (default: "
-        f"{' '.join(map(str, DEFAULT_FANOUTS['fastgcn']))})",
+        f"{' '.join(map(str, DEFAULT_FANOUTS['fastgcn']))}), -1 per layer for the subgraph ones",
     )
-    model.add_argument("--batch-size", type=int, default=512, help="seed nodes per mini-batch")
+    model.add_argument(
+        "--batch-size",
+        type=int,
+        default=512,
+        help="seed nodes per mini-batch (vertices per subgraph for the subgraph samplers)",
+    )
     model.add_argument(
         "--epochs",
         type=int,

@@ -256,14 +256,39 @@ class CSCGraph(CSCArrays):
             >>> row, col, eid
             (tensor([2, 1, 0, 1]), tensor([0, 0, 1, 2]), tensor([0, 3, 1, 2]))
         """
+        ptr = torch.tensor([0, nodes.numel()], device=nodes.device)
+        row, col, eid, _ = self.induced_subgraphs(nodes, ptr)
+        return row, col, eid
+
+    def induced_subgraphs(
+        self, nodes: Tensor, ptr: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """:meth:`induced_edges` of many node sets at once: set ``s`` is ``nodes[ptr[s] :
+        ptr[s+1]]`` (distinct ids within a set). Returns ``(row, col, eid, edge_ptr)``: the
+        edges of set ``s`` are ``edge_ptr[s] : edge_ptr[s+1]``, grouped by target in the order of
+        its nodes, ``row``/``col`` local to the set (positions in its slice of ``nodes``).
+
+        Example:
+            >>> graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]))
+            >>> graph.induced_subgraphs(torch.tensor([0, 1, 2, 1]), torch.tensor([0, 2, 4]))
+            (tensor([0, 1]), tensor([1, 0]), tensor([0, 1]), tensor([0, 1, 2]))
+        """
+        set_of = expand_ptr(ptr, nodes.numel())
         target, slots = self.in_edge_slots(nodes)
         sources = self.indices[slots].to(torch.int64)
-        if slots.numel() == 0:
-            return sources, target, sources
-        sorted_nodes, order = torch.sort(nodes)
-        pos = torch.searchsorted(sorted_nodes, sources).clamp(max=nodes.numel() - 1)
-        inside = sorted_nodes[pos] == sources
-        return order[pos[inside]], target[inside], self.edge_ids()[slots[inside]]
+        # Membership by binary search among the sets' nodes keyed by (set, node).
+        span = max(self.num_nodes, 1)
+        keys, order = torch.sort(set_of * span + nodes)
+        wanted = set_of[target] * span + sources
+        pos = torch.searchsorted(keys, wanted).clamp(max=max(nodes.numel() - 1, 0))
+        inside = keys[pos] == wanted if keys.numel() else wanted < 0
+        col = target[inside]
+        edge_set = set_of[col]
+        edge_ptr = torch.zeros(ptr.numel(), dtype=torch.int64, device=nodes.device)
+        edge_ptr[1:] = torch.bincount(edge_set, minlength=ptr.numel() - 1).cumsum(0)
+        first = ptr[edge_set]
+        row = order[pos[inside]] - first
+        return row, col - first, self.edge_ids()[slots[inside]], edge_ptr
 
     def out_csr(self) -> "OutCSR":
         """The graph's out-edges as CSR, the view random walks follow (source to target): built

@@ -1,7 +1,8 @@
 """Mini-batch GNN training on fastgl's pipeline: the loop behind ``fastgl train``.
 
 Batches come from :class:`fastgl.loader.DataLoader`: neighbor sampling with Fused-Map (or, for
-GCN, one of the layer-wise importance samplers of :mod:`fastgl.sampling.layer`), a window
+GCN, one of the layer-wise importance samplers of :mod:`fastgl.sampling.layer`, or one of
+graph-sampling training's subgraph samplers through :class:`fastgl.loader.SubgraphLoader`), a window
 of batches reordered by match degree (FastGL's Reorder), features assembled with Match from the
 previous batch's buffer, a device cache and the host, prefetched in a background thread while
 the model computes. Every phase is measured (``sample``, ``idmap``, ``reorder``, ``load``,
@@ -12,9 +13,10 @@ The models are :mod:`fastgl.nn.models` (GraphSAGE, GCN, GIN, GAT) on fastgl's ag
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -23,11 +25,22 @@ from tqdm import tqdm
 
 from fastgl.data.dataset import NodeDataset
 from fastgl.graph import Block, CSCGraph
-from fastgl.loader import DataLoader, FeatureStore
+from fastgl.loader import DataLoader, FeatureStore, SubgraphLoader
 from fastgl.loader.dataloader import Sampler
 from fastgl.nn.models import GAT, GCN, GIN, GraphSAGE
 from fastgl.report import format_epoch
-from fastgl.sampling import FastGCNSampler, LADIESSampler, LayerSampler, NeighborSampler
+from fastgl.sampling import (
+    FastGCNSampler,
+    FrontierSampler,
+    LADIESSampler,
+    LayerSampler,
+    NeighborSampler,
+    SAINTEdgeSampler,
+    SAINTNodeSampler,
+    SAINTNorm,
+    SAINTRandomWalkSampler,
+    saint_normalization,
+)
 
 MODELS = {"sage": GraphSAGE, "gcn": GCN, "gin": GIN, "gat": GAT}
 # Each model's hyperparameters as its paper trains Cora: GCN as Kipf & Welling (Semi-Supervised
@@ -46,11 +59,23 @@ MODEL_OPTIONS = ("hidden", "heads", "lr", "dropout", "weight_decay")
 # The layer-wise samplers by command-line name. Their blocks carry GCN's estimator weights, so
 # they train GCN only (built with normalize=False: the weights are the normalized coefficients).
 LAYER_SAMPLERS = {"layer": LayerSampler, "fastgcn": FastGCNSampler, "ladies": LADIESSampler}
-SAMPLERS = ("neighbor", *LAYER_SAMPLERS)
+# Graph-sampling training's samplers by command-line name (Zeng et al., Accurate, Efficient and
+# Scalable Graph Embedding, Algorithm 1; GraphSAINT): each step trains GCN on all of one sampled
+# subgraph, with GraphSAINT's normalization as loss and edge weights.
+SUBGRAPH_SAMPLERS = ("frontier", "saint-node", "saint-edge", "saint-rw")
+SAMPLERS = ("neighbor", *LAYER_SAMPLERS, *SUBGRAPH_SAMPLERS)
 # What `fanouts` means, and its default, per sampler: neighbors per node at each hop, or vertices
 # per layer. A layer's size counts for the whole batch: 512, the default batch's seeds, keeps every
-# layer-wise sampler within 3 points of neighbor sampling on Cora.
-DEFAULT_FANOUTS = {"neighbor": (10, 10), **{name: (512, 512) for name in LAYER_SAMPLERS}}
+# layer-wise sampler within 3 points of neighbor sampling on Cora. The subgraph samplers aggregate
+# over all of a subgraph's edges in every layer: -1 per layer.
+DEFAULT_FANOUTS = {
+    "neighbor": (10, 10),
+    **{name: (512, 512) for name in LAYER_SAMPLERS},
+    **{name: (-1, -1) for name in SUBGRAPH_SAMPLERS},
+}
+# Subgraphs GraphSAINT's normalization is estimated from: enough to hold every vertex this many
+# times over (GraphSAINT's own default).
+SAMPLE_COVERAGE = 50
 
 
 def default_fanouts(sampler: str) -> list[int]:
@@ -119,10 +144,15 @@ def check_settings(
 def _check_sampler(sampler: str, model: str, fanouts: Sequence[int], where: str) -> None:
     if sampler not in SAMPLERS:
         raise ValueError(f"{where}sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
-    if sampler in LAYER_SAMPLERS and model != "gcn":
+    if sampler in (*LAYER_SAMPLERS, *SUBGRAPH_SAMPLERS) and model != "gcn":
         raise ValueError(
-            f"{where}the {sampler} sampler trains gcn only (its blocks carry GCN's estimator "
-            f"weights), got model {model!r}"
+            f"{where}the {sampler} sampler trains gcn only (GCN's edge weights carry its "
+            f"estimator), got model {model!r}"
+        )
+    if sampler in SUBGRAPH_SAMPLERS and any(size != -1 for size in fanouts):
+        raise ValueError(
+            f"{where}the {sampler} sampler aggregates over all of a subgraph's edges: its "
+            f"fanouts are -1 per layer, got {list(fanouts)}"
         )
     if sampler in LAYER_SAMPLERS and any(size == 0 or size < -1 for size in fanouts):
         raise ValueError(
@@ -161,16 +191,34 @@ def build_sampler(name: str, graph: CSCGraph, fanouts: Sequence[int]) -> Sampler
     return LAYER_SAMPLERS[name](graph, list(fanouts))
 
 
+def build_subgraph_sampler(name: str, graph: CSCGraph, size: int, num_layers: int):
+    """The subgraph sampler ``name`` (:data:`SUBGRAPH_SAMPLERS`) on ``graph`` drawing about
+    ``size`` vertices per subgraph (before repeats): ``size`` node draws, ``size / 2`` edge
+    draws, ``size / (num_layers + 1)`` walks of ``num_layers`` steps (GraphSAINT walks as deep as
+    the model), or a frontier of ``size / 4`` walkers with a budget of ``size``."""
+    if name == "saint-node":
+        return SAINTNodeSampler(graph, size)
+    if name == "saint-edge":
+        return SAINTEdgeSampler(graph, max(size // 2, 1))
+    if name == "saint-rw":
+        return SAINTRandomWalkSampler(graph, max(size // (num_layers + 1), 1), num_layers)
+    frontier_size = min(max(size // 4, 1), graph.num_nodes)
+    return FrontierSampler(graph, frontier_size, max(size, frontier_size))
+
+
 def evaluation_sampler(name: str, graph: CSCGraph, fanouts: Sequence[int]) -> Sampler:
     """What evaluates a run of sampler ``name``: the same sampler for neighbor sampling; for
     the layer-wise samplers, the exact GCN on the seeds' neighborhoods (every layer ``-1``), the
     inference FastGCN recommends (Chen et al., §3, "Inference": the full GCN architecture).
     Sampled layers of the training size would evaluate far worse: on Cora (fanouts 512 512,
     seeds 0-3) mean test accuracy 0.63 for fastgcn, 0.74 for ladies, 0.73 for layer, against
-    0.80-0.81 with the exact layers."""
+    0.80-0.81 with the exact layers. The subgraph samplers evaluate with the exact GCN too."""
     if name == "neighbor":
         return build_sampler(name, graph, fanouts)
-    return build_sampler(name, graph, [-1] * len(fanouts))
+    exact = [-1] * len(fanouts)
+    if name in SUBGRAPH_SAMPLERS:  # GraphSAINT, too, evaluates the full GCN
+        return NeighborSampler(graph, exact)
+    return build_sampler(name, graph, exact)
 
 
 def train_node_classifier(
@@ -208,12 +256,17 @@ def train_node_classifier(
         model: ``"sage"``, ``"gcn"``, ``"gin"`` or ``"gat"`` (:mod:`fastgl.nn.models`).
         sampler: ``"neighbor"`` (:class:`~fastgl.NeighborSampler`), or for ``"gcn"`` one of the
             layer-wise importance samplers ``"layer"``, ``"fastgcn"``, ``"ladies"``
-            (:mod:`fastgl.sampling.layer`); these evaluate with the exact GCN
+            (:mod:`fastgl.sampling.layer`), or graph-sampling training's ``"frontier"``,
+            ``"saint-node"``, ``"saint-edge"``, ``"saint-rw"`` (:func:`build_subgraph_sampler`:
+            each step trains GCN on a whole subgraph, weighted by GraphSAINT's normalization
+            estimated from :data:`SAMPLE_COVERAGE`; an epoch is :func:`steps_per_epoch`
+            subgraphs); all but ``"neighbor"`` evaluate with the exact GCN
             (:func:`evaluation_sampler`).
         fanouts: per hop, hop 1 (next to the seeds) first, one model layer per hop: neighbors
             sampled per node (``neighbor``) or vertices sampled per layer (the layer-wise
             samplers). Default: :data:`DEFAULT_FANOUTS` of the sampler.
-        batch_size: training (and evaluation) seeds per mini-batch.
+        batch_size: training (and evaluation) seeds per mini-batch; for the subgraph
+            samplers, the vertices a training subgraph draws (about).
         hidden: width of the hidden layers. This and the other model options left ``None``
             take the model's defaults, :data:`MODEL_DEFAULTS` (its paper's setup on Cora).
         epochs: passes over the training nodes (at least 1).
@@ -314,7 +367,6 @@ def train_node_classifier(
         transfer=transfer,
         hotness=graph.in_degrees(),
     )
-    train_sampler = build_sampler(sampler, graph, fanouts)
     eval_sampler = evaluation_sampler(sampler, graph, fanouts)
 
     def loader(seeds: Tensor, shuffle: bool, generator: torch.Generator) -> DataLoader:
@@ -323,7 +375,7 @@ def train_node_classifier(
             store,
             None,
             seeds,
-            train_sampler if shuffle else eval_sampler,
+            build_sampler(sampler, graph, fanouts) if shuffle else eval_sampler,
             batch_size=batch_size,
             shuffle=shuffle,
             reorder=reorder,
@@ -335,10 +387,29 @@ def train_node_classifier(
     def evaluate_on(nodes: Tensor) -> float:
         return evaluate(network, loader(nodes, False, torch.Generator().manual_seed(eval_seed)))
 
-    train_loader = loader(dataset.train_idx, True, train_gen)
+    weights = None
+    if sampler in SUBGRAPH_SAMPLERS:
+        subgraphs = build_subgraph_sampler(sampler, graph, batch_size, len(fanouts))
+        norm = saint_normalization(subgraphs, SAMPLE_COVERAGE, generator=train_gen)
+        weights = SubgraphWeights.of(norm, dataset.train_idx, device)
+        train_loader = SubgraphLoader(
+            graph,
+            store,
+            None,
+            subgraphs,
+            steps_per_epoch(norm, dataset.train_idx),
+            reorder=reorder,
+            match=match,
+            prefetch=prefetch,
+            generator=train_gen,
+        )
+    else:
+        train_loader = loader(dataset.train_idx, True, train_gen)
     history: list[dict[str, Any]] = []
     for epoch in range(1, epochs + 1):
-        stats = train_epoch(network, optimizer, train_loader, progress, f"epoch {epoch}/{epochs}")
+        stats = train_epoch(
+            network, optimizer, train_loader, progress, f"epoch {epoch}/{epochs}", weights
+        )
         start = time.perf_counter()
         stats["val_acc"] = evaluate_on(dataset.val_idx)
         stats["eval_s"] = time.perf_counter() - start
@@ -350,14 +421,43 @@ def train_node_classifier(
     return _summarize(history, test_acc, dataset, config)
 
 
+class SubgraphWeights(NamedTuple):
+    """GraphSAINT's weights for training on subgraphs (§3.2 of its paper), on the device.
+
+    Attributes:
+        loss: ``[N]`` weight of each vertex's loss: ``node_norm`` scaled so that a subgraph's
+            weighted sum estimates the mean loss over the training vertices, 0 off them.
+        edge: ``[E]`` GCN edge weight of each edge by id, ``edge_norm``.
+    """
+
+    loss: Tensor
+    edge: Tensor
+
+    @classmethod
+    def of(cls, norm: SAINTNorm, train_idx: Tensor, device: torch.device) -> SubgraphWeights:
+        loss = torch.zeros_like(norm.node_norm)
+        loss[train_idx] = norm.node_norm[train_idx] * (loss.numel() / max(train_idx.numel(), 1))
+        return cls(loss.to(device), norm.edge_norm.to(device))
+
+
+def steps_per_epoch(norm: SAINTNorm, train_idx: Tensor) -> int:
+    """Subgraphs per epoch: as many as draw every training vertex once in expectation (a
+    vertex's share of subgraphs is ``num_subgraphs / (node_norm * N)``)."""
+    num_nodes = norm.node_norm.numel()
+    shares = 1 / (norm.node_norm[train_idx].double() * num_nodes)
+    return max(math.ceil(train_idx.numel() / max(float(shares.sum()), 1e-9)), 1)
+
+
 def train_epoch(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     loader: DataLoader,
     progress: bool = False,
     desc: str = "train",
+    weights: SubgraphWeights | None = None,
 ) -> dict[str, Any]:
-    """Run one pass over the loader's seeds; return loss, accuracy, phases and traffic.
+    """Run one pass over the loader's seeds (or subgraphs, trained with ``weights``); return
+    loss, accuracy, phases and traffic.
 
     Returns:
         ``{"loss", "train_acc", "time_s", "phases", "bytes_h2d", "rows_loaded", "rows_reused",
@@ -370,10 +470,14 @@ def train_epoch(
     start = time.perf_counter()
     for batch in tqdm(loader, total=len(loader), desc=desc, disable=not progress, leave=False):
         with loader.compute():
-            loss, logits = train_step(model, optimizer, batch.x, batch.blocks, batch.y)
-            loss_sum += loss * batch.y.numel()
-            correct += int((logits.argmax(dim=1) == batch.y).sum())
-            seen += batch.y.numel()
+            if weights is None:
+                loss, logits = train_step(model, optimizer, batch.x, batch.blocks, batch.y)
+                counted = torch.ones_like(batch.y, dtype=torch.bool)
+            else:
+                loss, logits, counted = train_subgraph_step(model, optimizer, batch, weights)
+            loss_sum += loss * int(counted.sum())
+            correct += int((logits.argmax(dim=1) == batch.y)[counted].sum())
+            seen += int(counted.sum())
     elapsed = time.perf_counter() - start
     totals = loader.stats.totals()
     traffic = {
@@ -409,6 +513,24 @@ def train_step(
     loss.backward()
     optimizer.step()
     return loss.item(), logits
+
+
+def train_subgraph_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, batch, weights: SubgraphWeights
+) -> tuple[float, Tensor, Tensor]:
+    """One step of graph-sampling training: the model on all of the subgraph (its block in
+    every layer, GraphSAINT's ``edge_norm`` as edge weights), the loss summed over its training
+    vertices weighted by ``node_norm``. Returns the loss, the logits and the training vertices'
+    mask."""
+    blocks = batch.blocks * model.num_layers
+    edge_weight = [weights.edge[blocks[0].eid.to(weights.edge.device)]] * model.num_layers
+    logits = model(batch.x.float(), blocks, edge_weight)
+    node_weight = weights.loss[batch.nodes.to(weights.loss.device)]
+    loss = (F.cross_entropy(logits, batch.y, reduction="none") * node_weight).sum()
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item(), logits, node_weight > 0
 
 
 @torch.no_grad()

@@ -245,10 +245,19 @@ def test_subgraph_benchmark_runs_and_writes_json(tmp_path):
     out = tmp_path / "subgraph.json"
     payload = subgraph.main(
         "--graphs rmat-tiny --frontier-size 20 --budgets 40 80 --subgraphs 3 --repeat 1 "
+        "--node-budget 30 --edge-budget 10 --walk-roots 8 --walk-length 2 "
         f"--thread-counts 1 2 --max-entries 5 --out {out}".split()
     )
     written = json.loads(out.read_text())
     assert written["benchmark"] == "subgraph" and "git_commit" in written["environment"]
+    # GraphSAINT's modes: fastgl's alone without DGL, each subgraph within its budget.
+    saint = {(r["mode"], r["threads"]): r for r in payload["saint_rows"]}
+    assert set(saint) == {(m, t) for m in subgraph.MODES for t in (1, 2)}
+    most = {"node": 30, "edge": 20, "walk": 8 * 3}
+    for (mode, _), row in saint.items():
+        assert row["sampler"] == "fastgl" and row["vs_dgl"] is None
+        assert row["subgraphs_per_s"] == 3 / row["median_s"]
+        assert 3 <= row["vertices"] <= 3 * most[mode]
     rows = {(r["budget"], r["pop"], r["threads"]): r for r in payload["rows"]}
     assert set(rows) == {(b, p, t) for b in (40, 80) for p in subgraph.POPS for t in (1, 2)}
     for (budget, pop, threads), row in rows.items():

@@ -1,6 +1,6 @@
 """The training pipeline: feature store, Match-Reorder feature reuse, prefetching loader."""
 
-from fastgl.loader.dataloader import DataLoader, MiniBatch
+from fastgl.loader.dataloader import DataLoader, MiniBatch, SubgraphLoader
 from fastgl.loader.features import FeatureBuffer, FeatureStore
 from fastgl.loader.reuse import Match, greedy_order, match, match_degree, reorder
 from fastgl.loader.stats import PHASES, BatchRecord, PipelineStats
@@ -14,6 +14,7 @@ __all__ = [
     "Match",
     "MiniBatch",
     "PipelineStats",
+    "SubgraphLoader",
     "greedy_order",
     "match",
     "match_degree",

@@ -35,7 +35,12 @@ from fastgl.graph import Block, CSCGraph
 from fastgl.loader.features import Cache, FeatureBuffer, FeatureStore
 from fastgl.loader.reuse import MAX_WINDOW, greedy_order, match_degree
 from fastgl.loader.stats import BatchRecord, PipelineStats
-from fastgl.sampling import LayerSampledSubgraph, NeighborSampler, SampledSubgraph
+from fastgl.sampling import (
+    LayerSampledSubgraph,
+    NeighborSampler,
+    SampledSubgraph,
+    SubgraphSampler,
+)
 
 Sample = SampledSubgraph | LayerSampledSubgraph
 
@@ -154,27 +159,15 @@ class DataLoader:
             sampler = NeighborSampler(graph, list(sampler))
         if sampler.graph is not graph:
             raise ValueError("DataLoader: the sampler draws from another graph than `graph`")
-        if isinstance(features, FeatureStore):
-            store = features
-        else:
-            # Each input against the graph first: the store compares labels with features only.
-            for name, t in (("features", features), ("labels", labels)):
-                if isinstance(t, Tensor) and t.dim() >= 1:
-                    _check_one_row_per_node(graph, name, t.shape[0])
-            store = FeatureStore(
-                features,
-                labels,
-                device=device,
-                cache=cache,
-                dtype=dtype,
-                transfer=transfer,
-                hotness=graph.in_degrees(),
-            )
+        store = _feature_store(graph, features, labels, cache, device, dtype, transfer)
         self.seeds = _seed_ids(seeds, graph.num_nodes)
         _check_loader_args(batch_size, reorder, store, graph, generator)
+        self.batch_size, self.shuffle, self.drop_last = batch_size, shuffle, drop_last
+        self._set_pipeline(graph, store, sampler, reorder, match, prefetch, generator)
+
+    def _set_pipeline(self, graph, store, sampler, reorder, match, prefetch, generator) -> None:
         self.graph, self.store, self.sampler = graph, store, sampler
-        self.batch_size, self.shuffle, self.window = batch_size, shuffle, reorder
-        self.match, self.prefetch, self.drop_last = match, prefetch, drop_last
+        self.window, self.match, self.prefetch = reorder, match, prefetch
         self.generator = generator
         self.stats = PipelineStats()
         self._current: BatchRecord | None = None
@@ -244,47 +237,117 @@ class DataLoader:
         self, shuffle_gen: torch.Generator, sample_gen: torch.Generator
     ) -> Iterator[MiniBatch]:
         """Sample, reorder and load, in order; runs in the prefetch thread when prefetching."""
+        previous: FeatureBuffer | None = None
+        for batch, sub, record in self._sampled(shuffle_gen, sample_gen):
+            began = time.perf_counter()
+            nodes = sub.nodes
+            buffer = self.store.assemble(nodes, previous, record)
+            blocks = [block.to(self.device) for block in sub.blocks]
+            y = self.store.labels(batch)
+            _synchronize(self.device)
+            record.load_s += time.perf_counter() - began
+            previous = buffer if self.match else None
+            yield MiniBatch(
+                nodes=nodes,
+                blocks=blocks,
+                x=buffer.x,
+                y=y,
+                batch_size=sub.batch_size,
+                record=record,
+            )
+
+    def _sampled(self, shuffle_gen: torch.Generator, sample_gen: torch.Generator):
+        """The epoch's (labelled nodes, subgraph, record) triples in execution order: the seed
+        batches, sampled a window at a time."""
         seeds = self.seeds
         if self.shuffle:
             seeds = seeds[torch.randperm(seeds.numel(), generator=shuffle_gen)]
         chunks = list(seeds.split(self.batch_size))
         if self.drop_last and chunks and chunks[-1].numel() < self.batch_size:
             chunks.pop()
-        previous: FeatureBuffer | None = None
         for start in range(0, len(chunks), self.window):
-            window = chunks[start : start + self.window]
-            for batch, sub, record in self._sample_window(window, sample_gen):
-                began = time.perf_counter()
-                nodes = sub.nodes
-                buffer = self.store.assemble(nodes, previous, record)
-                blocks = [block.to(self.device) for block in sub.blocks]
-                y = self.store.labels(batch)
-                _synchronize(self.device)
-                record.load_s += time.perf_counter() - began
-                previous = buffer if self.match else None
-                yield MiniBatch(
-                    nodes=nodes,
-                    blocks=blocks,
-                    x=buffer.x,
-                    y=y,
-                    batch_size=sub.batch_size,
-                    record=record,
-                )
+            yield from self._sample_window(chunks[start : start + self.window], sample_gen)
 
     def _sample_window(self, chunks: list[Tensor], generator: torch.Generator):
         """The window's (seeds, subgraph, record) triples in execution order."""
         on_graph = [c.to(self.graph.device) for c in chunks]
         began = time.perf_counter()
         subs = self.sampler.sample_batches(on_graph, generator=generator)
-        records = _sampling_records(time.perf_counter() - began, subs)
-        order = list(range(len(chunks)))
-        if len(chunks) > 1:
+        return _reordered(on_graph, subs, time.perf_counter() - began)
+
+
+class SubgraphLoader(DataLoader):
+    """Graph-sampling training's batches (Zeng et al., Accurate, Efficient and Scalable Graph
+    Embedding, Algorithm 1): ``num_steps`` subgraphs per epoch from a
+    :class:`~fastgl.sampling.SubgraphSampler` (GraphSAINT's or the frontier sampler), on the
+    same pipeline as :class:`DataLoader`: a window of ``reorder`` subgraphs drawn in one call
+    and reordered by match degree, features assembled with Match, prefetched, every phase
+    measured.
+
+    A batch's ``nodes`` are the subgraph's, all of them seeds (``batch_size`` is their number),
+    ``y`` their labels, and ``blocks`` one block of the subgraph's edges for every layer to
+    share (``batch.blocks * num_layers``); ``batch.blocks[0].eid`` are the edges' global ids,
+    for per-edge weights such as GraphSAINT's ``edge_norm``.
+
+    Example:
+        >>> import fastgl
+        >>> from fastgl.sampling import SAINTRandomWalkSampler
+        >>> ds = fastgl.data.synthetic_node_classification(num_nodes=200, num_features=8)
+        >>> graph = fastgl.CSCGraph.from_edge_index(ds.edge_index, ds.num_nodes)
+        >>> sampler = SAINTRandomWalkSampler(graph, num_roots=20, walk_length=2)
+        >>> loader = SubgraphLoader(graph, ds.x, ds.y, sampler, num_steps=4, reorder=4)
+        >>> batches = list(loader)
+        >>> len(batches), all(b.x.shape[0] == b.batch_size == b.y.numel() for b in batches)
+        (4, True)
+    """
+
+    def __init__(
+        self,
+        graph: CSCGraph,
+        features: Tensor | FeatureStore,
+        labels: Tensor | None,
+        sampler: SubgraphSampler,
+        num_steps: int,
+        reorder: int = 1,
+        match: bool = True,
+        cache: Cache = None,
+        device: str | torch.device = "cpu",
+        transfer: str = "copy",
+        dtype: torch.dtype | None = None,
+        prefetch: bool = True,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        if sampler.graph is not graph:
+            raise ValueError("SubgraphLoader: the sampler draws from another graph than `graph`")
+        if num_steps < 1:
+            raise ValueError(f"SubgraphLoader: num_steps must be >= 1, got {num_steps}")
+        store = _feature_store(graph, features, labels, cache, device, dtype, transfer)
+        _check_loader_args(1, reorder, store, graph, generator)
+        self.num_steps = num_steps
+        self._set_pipeline(graph, store, sampler, reorder, match, prefetch, generator)
+
+    def __len__(self) -> int:
+        return self.num_steps
+
+    def _sampled(self, shuffle_gen: torch.Generator, sample_gen: torch.Generator):
+        for start in range(0, self.num_steps, self.window):
             began = time.perf_counter()
-            order = greedy_order(match_degree([sub.nodes for sub in subs]))
-            share = (time.perf_counter() - began) / len(chunks)
-            for record in records:
-                record.reorder_s = share
-        return [(on_graph[i], subs[i], records[i]) for i in order]
+            subs = self.sampler.sample(min(self.window, self.num_steps - start), sample_gen)
+            yield from _reordered([sub.nodes for sub in subs], subs, time.perf_counter() - began)
+
+
+def _reordered(labelled: list[Tensor], subs: list[Sample], seconds: float):
+    """A window's (labelled nodes, subgraph, record) triples, sampled in ``seconds``, in the
+    order of Algorithm 1 of FastGL (ASPLOS '24, §4.1) when it holds more than one."""
+    records = _sampling_records(seconds, subs)
+    order = list(range(len(subs)))
+    if len(subs) > 1:
+        began = time.perf_counter()
+        order = greedy_order(match_degree([sub.nodes for sub in subs]))
+        share = (time.perf_counter() - began) / len(subs)
+        for record in records:
+            record.reorder_s = share
+    return [(labelled[i], subs[i], records[i]) for i in order]
 
 
 class _Prefetcher:
@@ -383,6 +446,25 @@ def _synchronize(device: torch.device) -> None:
     """Waits for the current stream's work so host timers measure it."""
     if device.type == "cuda":
         torch.cuda.current_stream(device).synchronize()
+
+
+def _feature_store(graph, features, labels, cache, device, dtype, transfer) -> FeatureStore:
+    """``features`` if a ready store, else one built of ``features`` and ``labels``."""
+    if isinstance(features, FeatureStore):
+        return features
+    # Each input against the graph first: the store compares labels with features only.
+    for name, t in (("features", features), ("labels", labels)):
+        if isinstance(t, Tensor) and t.dim() >= 1:
+            _check_one_row_per_node(graph, name, t.shape[0])
+    return FeatureStore(
+        features,
+        labels,
+        device=device,
+        cache=cache,
+        dtype=dtype,
+        transfer=transfer,
+        hotness=graph.in_degrees(),
+    )
 
 
 def _seed_ids(seeds: Tensor, num_nodes: int) -> Tensor:

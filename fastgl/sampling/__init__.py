@@ -28,7 +28,15 @@ from .program import (
     StoredWeights,
     run_program,
 )
-from .saint import FrontierSampler
+from .saint import (
+    FrontierSampler,
+    SAINTEdgeSampler,
+    SAINTNodeSampler,
+    SAINTNorm,
+    SAINTRandomWalkSampler,
+    SubgraphSampler,
+    saint_normalization,
+)
 from .subgraph import SampledSubgraph
 from .temporal import TemporalNeighborSampler
 
@@ -51,12 +59,18 @@ __all__ = [
     "PPRProgram",
     "ProgramRandom",
     "RelationBlock",
+    "SAINTEdgeSampler",
+    "SAINTNodeSampler",
+    "SAINTNorm",
+    "SAINTRandomWalkSampler",
     "SampledSubgraph",
     "SamplerProgram",
     "StoredWeights",
+    "SubgraphSampler",
     "TemporalNeighborSampler",
     "hetero_neighbor_sample",
     "mvs_probabilities",
     "neighbor_sample",
     "run_program",
+    "saint_normalization",
 ]

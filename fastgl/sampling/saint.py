@@ -1,29 +1,103 @@
-"""Graph-sampling training's samplers: each draws a small connected subgraph, on which a complete
-GNN trains (Zeng et al., Accurate, Efficient and Scalable Graph Embedding, IPDPS 2019,
-Algorithm 1; GraphSAINT after it)."""
+"""Graph-sampling training's samplers: each draws a small subgraph, on which a complete GNN trains
+(Zeng et al., Accurate, Efficient and Scalable Graph Embedding, IPDPS 2019, Algorithm 1), and
+GraphSAINT's normalization of what they draw (Zeng et al., GraphSAINT: Graph Sampling Based
+Inductive Learning Method, ICLR 2020, §3.2 and §3.3).
+
+Every sampler here draws vertex sets and returns the subgraphs they induce, as one-hop
+:class:`SampledSubgraph` whose nodes are all seeds: a GNN of any depth runs on ``sub.edge_index``
+(PyG) or ``sub.blocks[0]`` (DGL style) in every layer. :func:`saint_normalization` estimates
+the loss and aggregation weights that make training on such subgraphs unbiased.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
+from tqdm import tqdm
 
-from fastgl.graph import CSCGraph
-from fastgl.ops import frontier_sample, id_map
+from fastgl.graph import CSCGraph, expand_ptr
+from fastgl.ops import frontier_sample, id_map, random_walk
 
 from .subgraph import SampledSubgraph
 
 
-class FrontierSampler:
+class SubgraphSampler:
+    """What the graph-sampling samplers share: ``sample`` draws vertex sets (``sample_nodes``)
+    and returns the subgraphs of ``graph`` they induce, all found in one vectorized pass."""
+
+    graph: CSCGraph
+
+    def sample_nodes(
+        self, num_subgraphs: int, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        """``num_subgraphs`` vertex sets as ``(nodes, ptr)``: set ``s`` is ``nodes[ptr[s] :
+        ptr[s+1]]``, of distinct ids."""
+        raise NotImplementedError
+
+    def sample(
+        self, num_subgraphs: int = 1, generator: torch.Generator | None = None
+    ) -> list[SampledSubgraph]:
+        """``num_subgraphs`` induced subgraphs, deterministic for a generator's seed."""
+        if num_subgraphs < 0:
+            raise ValueError(
+                f"{type(self).__name__}: num_subgraphs must be >= 0, got {num_subgraphs}"
+            )
+        nodes, ptr = self.sample_nodes(num_subgraphs, generator)
+        row, col, eid, edge_ptr = self.graph.induced_subgraphs(nodes, ptr)
+        sizes, edge_sizes = ptr.diff().tolist(), edge_ptr.diff().tolist()
+        positions = torch.arange(max(sizes, default=0), device=nodes.device)
+        return [
+            SampledSubgraph(
+                nodes=sub_nodes,
+                row=sub_row,
+                col=sub_col,
+                eid=sub_eid,
+                num_sampled_nodes=[size, 0],  # all seeds; hop 1 adds none
+                num_sampled_edges=[edge_size],
+                seed_index=positions[:size],
+            )
+            for sub_nodes, sub_row, sub_col, sub_eid, size, edge_size in zip(
+                nodes.split(sizes),
+                row.split(edge_sizes),
+                col.split(edge_sizes),
+                eid.split(edge_sizes),
+                sizes,
+                edge_sizes,
+            )
+        ]
+
+
+def distinct_per_row(draws: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
+    """The distinct non-negative ids of each row of ``draws`` ``[S, k]``, ascending, as the
+    ``(nodes, ptr)`` of :meth:`SubgraphSampler.sample_nodes`: one sort of (row, id) keys."""
+    num_rows = draws.shape[0]
+    rows = torch.arange(num_rows, device=draws.device).unsqueeze(1).expand_as(draws)
+    valid = draws >= 0
+    span = max(num_nodes, 1)
+    keys = torch.unique(rows[valid] * span + draws[valid])
+    row_of = torch.div(keys, span, rounding_mode="floor")
+    return keys - row_of * span, sizes_to_ptr(torch.bincount(row_of, minlength=num_rows))
+
+
+def sizes_to_ptr(sizes: Tensor) -> Tensor:
+    """Offsets ``[len(sizes) + 1]`` of consecutive slices of ``sizes``."""
+    ptr = torch.zeros(sizes.numel() + 1, dtype=torch.int64, device=sizes.device)
+    ptr[1:] = sizes.cumsum(0)
+    return ptr
+
+
+class FrontierSampler(SubgraphSampler):
     """Zeng et al.'s frontier sampler (a multidimensional random walk; GraphSAINT's "MRW"):
     subgraphs induced on the vertices that ``frontier_size`` walkers visit in ``budget -
     frontier_size`` moves, each move popping a walker in proportion to its vertex's degree through
     the Dashboard (:func:`fastgl.ops.frontier_sample` has the details). Many subgraphs are drawn
     at once, in parallel: the paper's inter-subgraph parallelism.
 
-    A subgraph is a :class:`SampledSubgraph` of one hop: ``nodes`` (the first frontier, then each
-    vertex a move reached, in order; at most ``budget``), every edge of the graph between them
-    (``row``, ``col``, local; ``eid``, global), all of its nodes seeds. A complete GNN of any depth
-    runs on it: ``sub.edge_index`` in every layer (PyG), or ``sub.blocks[0]`` (DGL style).
+    A subgraph's ``nodes`` are the first frontier, then each vertex a move reached, in order (at
+    most ``budget``); its edges are every edge of the graph between them (``row``, ``col``, local;
+    ``eid``, global).
 
     Args:
         graph: the graph; walkers follow in-edges (an undirected graph's neighbors).
@@ -61,10 +135,9 @@ class FrontierSampler:
         self.eta = eta
         self.max_entries = max_entries
 
-    def sample(
-        self, num_subgraphs: int = 1, generator: torch.Generator | None = None
-    ) -> list[SampledSubgraph]:
-        """``num_subgraphs`` subgraphs, drawn in parallel; deterministic for a generator's seed."""
+    def sample_nodes(
+        self, num_subgraphs: int, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
         trace = frontier_sample(
             self.graph,
             num_subgraphs,
@@ -74,27 +147,240 @@ class FrontierSampler:
             max_entries=self.max_entries,
             generator=generator,
         )
-        return [
-            self.induced(sampled_vertices(frontier, added))
+        samples = [
+            sampled_vertices(frontier, added)
             for frontier, added in zip(trace.frontier, trace.added)
         ]
-
-    def induced(self, nodes: Tensor) -> SampledSubgraph:
-        """The subgraph of ``self.graph`` induced on the distinct ``nodes``, as one hop whose
-        seeds are all of them."""
-        row, col, eid = self.graph.induced_edges(nodes)
-        return SampledSubgraph(
-            nodes=nodes,
-            row=row,
-            col=col,
-            eid=eid,
-            num_sampled_nodes=[nodes.numel(), 0],  # all seeds; hop 1 adds none
-            num_sampled_edges=[eid.numel()],
-            seed_index=torch.arange(nodes.numel(), device=nodes.device),
-        )
+        sizes = torch.tensor([sample.numel() for sample in samples], dtype=torch.int64)
+        return torch.cat(samples), sizes_to_ptr(sizes).to(self.graph.device)
 
 
 def sampled_vertices(frontier: Tensor, added: Tensor) -> Tensor:
-    """A sampler's sample: its (distinct) first frontier, then the vertices its moves reached,
-    each once, in first-occurrence order (``added`` is -1 after the last move)."""
+    """A frontier sampler's sample: its (distinct) first frontier, then the vertices its moves
+    reached, each once, in first-occurrence order (``added`` is -1 after the last move)."""
     return id_map(frontier, added[added >= 0])[0]
+
+
+class SAINTNodeSampler(SubgraphSampler):
+    """GraphSAINT's node sampler: ``budget`` draws of a vertex with probability proportional to
+    its out-degree (at least 1, so that every vertex can be drawn), with replacement; the
+    subgraph is induced on the distinct vertices drawn, in ascending order. The probabilities are
+    DGL's ``SAINTSampler(mode='node')``'s (PyG's, but for PyG never drawing a vertex without
+    out-edges).
+
+    A draw costs O(1) without a table: a slot drawn uniformly from the ``E`` edges and the ``Z``
+    vertices without out-edges names an edge's source (each vertex as often as it has out-edges)
+    or one of those vertices.
+
+    Example:
+        >>> graph = CSCGraph.from_edge_index(torch.tensor([[0, 0, 1, 2], [1, 2, 2, 0]]), 4)
+        >>> sampler = SAINTNodeSampler(graph, budget=2)
+        >>> [sub.nodes.tolist() for sub in sampler.sample(3, generator=torch.manual_seed(0))]
+        [[3], [1, 2], [1, 3]]
+        >>> sub = SAINTNodeSampler(graph, budget=50).sample(generator=torch.manual_seed(0))[0]
+        >>> sub.nodes.tolist(), sub.edge_index.shape[1]   # node 3 has no out-edge, yet is drawn
+        ([0, 1, 2, 3], 4)
+    """
+
+    def __init__(self, graph: CSCGraph, budget: int) -> None:
+        _check_positive(type(self).__name__, "budget", budget)
+        _check_has_nodes(type(self).__name__, graph)
+        self.graph = graph
+        self.budget = budget
+        out_degrees = torch.bincount(graph.indices.to(torch.int64), minlength=graph.num_nodes)
+        self._sources = torch.cat(
+            [graph.indices.to(torch.int64), (out_degrees == 0).nonzero().view(-1)]
+        )
+
+    def sample_nodes(
+        self, num_subgraphs: int, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        draws = torch.randint(
+            self._sources.numel(),
+            (num_subgraphs, self.budget),
+            generator=generator,
+            device=self.graph.device,
+        )
+        return distinct_per_row(self._sources[draws], self.graph.num_nodes)
+
+
+class SAINTEdgeSampler(SubgraphSampler):
+    """GraphSAINT's edge sampler: ``budget`` draws of an edge ``u -> v`` with probability
+    proportional to ``1 / out_degree(u) + 1 / in_degree(v)`` (GraphSAINT §3.3, Algorithm 2's
+    edge sampler; DGL's ``SAINTSampler(mode='edge')``), with replacement; the subgraph is
+    induced on the distinct endpoints, in ascending order.
+
+    A draw costs O(1) without a table over the edges: the probability is a mixture of two
+    uniform draws. Summed over the edges, ``1 / in_degree(v)`` gives each vertex with in-edges a
+    total of 1, so that half draws a uniform vertex among those with in-edges, then one of its
+    in-edges; likewise ``1 / out_degree(u)`` for out-edges (through :meth:`CSCGraph.out_csr`).
+
+    Example:
+        >>> graph = CSCGraph.from_edge_index(torch.tensor([[0, 0, 1, 2], [1, 2, 2, 3]]))
+        >>> sub = SAINTEdgeSampler(graph, budget=1).sample(generator=torch.manual_seed(0))[0]
+        >>> sub.nodes.numel(), sub.edge_index.shape[1]   # the endpoints of one edge, and it
+        (2, 1)
+    """
+
+    def __init__(self, graph: CSCGraph, budget: int) -> None:
+        _check_positive(type(self).__name__, "budget", budget)
+        if graph.num_edges == 0:
+            raise ValueError(f"{type(self).__name__}: the graph has no edges to draw")
+        self.graph = graph
+        self.budget = budget
+        self._out = graph.out_csr()
+        self._with_in_edges = (graph.in_degrees() > 0).nonzero().view(-1)
+        self._with_out_edges = (self._out.indptr.diff() > 0).nonzero().view(-1)
+
+    def sample_nodes(
+        self, num_subgraphs: int, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        shape = (num_subgraphs, self.budget)
+        num_in, num_out = self._with_in_edges.numel(), self._with_out_edges.numel()
+        device = self.graph.device
+        pick = torch.randint(num_in + num_out, shape, generator=generator, device=device)
+        rank = torch.rand(shape, generator=generator, device=device, dtype=torch.float64)
+        by_target = pick < num_in
+        # A vertex, then one of its edges: in-edges on the CSC, out-edges on the out-CSR.
+        target = self._with_in_edges[pick.clamp(max=max(num_in - 1, 0))]
+        source = self._with_out_edges[(pick - num_in).clamp(min=0, max=max(num_out - 1, 0))]
+        in_slot = _uniform_slot(self.graph.indptr, target, rank)
+        out_slot = _uniform_slot(self._out.indptr, source, rank)
+        first = torch.where(by_target, self.graph.indices[in_slot].to(torch.int64), source)
+        second = torch.where(by_target, target, self._out.indices[out_slot].to(torch.int64))
+        return distinct_per_row(torch.cat([first, second], 1), self.graph.num_nodes)
+
+
+def _uniform_slot(indptr: Tensor, rows: Tensor, rank: Tensor) -> Tensor:
+    """A slot of each of ``rows`` (each with at least one), uniform by ``rank`` in [0, 1)."""
+    start, end = indptr[rows], indptr[rows + 1]
+    return torch.minimum(start + (rank * (end - start)).to(torch.int64), end - 1).clamp(min=0)
+
+
+class SAINTRandomWalkSampler(SubgraphSampler):
+    """GraphSAINT's random-walk sampler: ``num_roots`` roots drawn uniformly (with
+    replacement), a walk of ``walk_length`` steps along out-edges from each
+    (:func:`fastgl.ops.random_walk`; a walk ends at a vertex without out-edges); the subgraph is
+    induced on the distinct vertices visited, roots included, in ascending order. DGL's
+    ``SAINTSampler(mode='walk', budget=(num_roots, walk_length))`` and PyG's
+    ``GraphSAINTRandomWalkSampler(batch_size=num_roots, walk_length=...)``.
+
+    Example:
+        >>> ring = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
+        >>> graph = CSCGraph.from_edge_index(ring)
+        >>> sampler = SAINTRandomWalkSampler(graph, num_roots=1, walk_length=2)
+        >>> sub = sampler.sample(generator=torch.manual_seed(0))[0]
+        >>> sub.nodes.numel(), sub.edge_index.shape[1]   # a root, two steps on: a path
+        (3, 2)
+    """
+
+    def __init__(self, graph: CSCGraph, num_roots: int, walk_length: int) -> None:
+        _check_positive(type(self).__name__, "num_roots", num_roots)
+        if walk_length < 0:
+            raise ValueError(f"{type(self).__name__}: walk_length must be >= 0, got {walk_length}")
+        _check_has_nodes(type(self).__name__, graph)
+        self.graph = graph
+        self.num_roots = num_roots
+        self.walk_length = walk_length
+
+    def sample_nodes(
+        self, num_subgraphs: int, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        device = self.graph.device
+        roots = torch.randint(
+            self.graph.num_nodes,
+            (num_subgraphs * self.num_roots,),
+            generator=generator,
+            device=device,
+        )
+        nodes, _ = random_walk(self.graph, roots, self.walk_length, generator=generator)
+        return distinct_per_row(nodes.view(num_subgraphs, -1), self.graph.num_nodes)
+
+
+@dataclass(frozen=True)
+class SAINTNorm:
+    """GraphSAINT's normalization (§3.2), estimated from ``num_subgraphs`` pre-drawn subgraphs in
+    which vertex ``v`` appeared ``C_v`` times and edge ``e`` ``C_e`` times.
+
+    Attributes:
+        node_norm: ``[N]`` loss weight of each vertex, ``num_subgraphs / (C_v * N)``: a
+            mini-batch loss ``sum(node_norm[v] * loss_v)`` over a subgraph's vertices estimates
+            the mean loss over the graph without bias (PyG's ``node_norm``). A vertex never drawn
+            counts ``C_v = 0.1``, as in PyG.
+        edge_norm: ``[E]`` aggregation weight of each edge ``u -> v`` by edge id, ``C_v / C_e``
+            (the inverse of GraphSAINT's ``alpha_{u,v}``), clamped to ``1e4``; ``0.1`` for an
+            edge never drawn whose target was not either (PyG's values). Multiplying each
+            message by it makes a subgraph's aggregation at ``v`` estimate the full graph's.
+            PyG's ``edge_norm`` divides the count of the edge's *source* instead; the estimator
+            aggregates at the target, and so does this one (the two agree on graphs where the
+            counts of an edge's endpoints do).
+        num_subgraphs: subgraphs drawn for the estimate.
+    """
+
+    node_norm: Tensor
+    edge_norm: Tensor
+    num_subgraphs: int
+
+
+def saint_normalization(
+    sampler: SubgraphSampler,
+    sample_coverage: float,
+    *,
+    subgraphs_per_call: int = 32,
+    generator: torch.Generator | None = None,
+    progress: bool = False,
+) -> SAINTNorm:
+    """Estimate GraphSAINT's normalization for ``sampler`` by drawing subgraphs until they hold
+    ``sample_coverage`` times as many vertices as the graph has (PyG's ``sample_coverage``;
+    GraphSAINT pre-samples about 50 times the graph), ``subgraphs_per_call`` at a time, with a
+    progress bar if ``progress``.
+
+    Example:
+        >>> edge_index = torch.randint(0, 50, (2, 300), generator=torch.manual_seed(0))
+        >>> graph = CSCGraph.from_edge_index(torch.cat([edge_index, edge_index.flip(0)], 1))
+        >>> sampler = SAINTNodeSampler(graph, budget=20)
+        >>> norm = saint_normalization(sampler, 10, generator=torch.manual_seed(1))
+        >>> norm.node_norm.shape, norm.edge_norm.shape, norm.num_subgraphs >= 25
+        (torch.Size([50]), torch.Size([600]), True)
+    """
+    where = "saint_normalization"
+    if not sample_coverage > 0:
+        raise ValueError(f"{where}: sample_coverage must be > 0, got {sample_coverage}")
+    _check_positive(where, "subgraphs_per_call", subgraphs_per_call)
+    graph = sampler.graph
+    node_count = torch.zeros(graph.num_nodes, dtype=torch.float64, device=graph.device)
+    edge_count = torch.zeros(graph.num_edges, dtype=torch.float64, device=graph.device)
+    num_subgraphs, drawn, wanted = 0, 0, sample_coverage * graph.num_nodes
+    with tqdm(total=wanted, disable=not progress, desc="GraphSAINT normalization") as bar:
+        while drawn < wanted:
+            for sub in sampler.sample(subgraphs_per_call, generator):
+                node_count[sub.nodes] += 1
+                edge_count[sub.eid] += 1
+                drawn += sub.nodes.numel()
+                bar.update(sub.nodes.numel())
+            num_subgraphs += subgraphs_per_call
+            if drawn == 0:
+                raise ValueError(f"{where}: the sampler draws empty subgraphs")
+    return _norms(graph, node_count, edge_count, num_subgraphs)
+
+
+def _norms(
+    graph: CSCGraph, node_count: Tensor, edge_count: Tensor, num_subgraphs: int
+) -> SAINTNorm:
+    target_by_id = torch.empty(graph.num_edges, dtype=torch.int64, device=graph.device)
+    target_by_id[graph.edge_ids()] = expand_ptr(graph.indptr, graph.num_edges)
+    edge_norm = (node_count[target_by_id] / edge_count).clamp(0, 1e4)
+    edge_norm[edge_norm.isnan()] = 0.1
+    node_count[node_count == 0] = 0.1
+    node_norm = num_subgraphs / (node_count * graph.num_nodes)
+    return SAINTNorm(node_norm.float(), edge_norm.float(), num_subgraphs)
+
+
+def _check_positive(where: str, name: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{where}: {name} must be >= 1, got {value}")
+
+
+def _check_has_nodes(where: str, graph: CSCGraph) -> None:
+    if graph.num_nodes == 0:
+        raise ValueError(f"{where}: the graph has no nodes to draw")

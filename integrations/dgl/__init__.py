@@ -7,8 +7,9 @@ graphs (fanouts per edge type, seeds ``{ntype: ids}``, blocks per node and edge 
 DGL); ``GraphConv``, ``SAGEConv``, ``GINConv`` and ``GATConv`` take the arguments of their
 ``dgl.nn`` namesakes and load their state dicts; ``random_walk``, ``node2vec_random_walk``,
 ``RandomWalkNeighborSampler`` and ``PinSAGESampler`` take those of their ``dgl.sampling``
-namesakes (homogeneous walks, on CPU and GPU graphs). Needs DGL (whose wheels support torch up
-to 2.2-2.4).
+namesakes (homogeneous walks, on CPU and GPU graphs); ``SAINTSampler`` those of
+``dgl.dataloading.SAINTSampler`` (GraphSAINT's node, edge and walk subgraphs). Needs DGL
+(whose wheels support torch up to 2.2-2.4).
 
 Example:
     >>> from fastgl.integrations.dgl import NeighborSampler
@@ -22,6 +23,7 @@ Example:
 """
 
 from .conv import GATConv, GINConv, GraphConv, SAGEConv
+from .saint import SAINTSampler
 from .sampler import MultiLayerFullNeighborSampler, NeighborSampler
 from .walks import PinSAGESampler, RandomWalkNeighborSampler, node2vec_random_walk, random_walk
 
@@ -33,6 +35,7 @@ __all__ = [
     "NeighborSampler",
     "PinSAGESampler",
     "RandomWalkNeighborSampler",
+    "SAINTSampler",
     "SAGEConv",
     "node2vec_random_walk",
     "random_walk",

@@ -9,6 +9,9 @@
   ``to_hetero`` sums their outputs per destination type as for its own layers (what needs
   PyG's per-edge messages, such as message hooks or explainer edge masks, raises
   ``NotImplementedError``; see :mod:`.conv`).
+* ``GraphSAINTNodeSampler``, ``GraphSAINTEdgeSampler``, ``GraphSAINTRandomWalkSampler``: PyG's
+  GraphSAINT loaders (batches with ``node_norm`` and ``edge_norm``) on fastgl's samplers, which
+  PyG's own classes cannot run without ``torch-sparse``.
 * ``Node2Vec``: PyG's ``Node2Vec`` (constructor, ``loader``, batches, ``loss``, ``test``) on
   fastgl's random walks, without ``pyg-lib`` and with ``p`` and ``q`` honoured.
 
@@ -20,6 +23,12 @@ Example:
 """
 
 from .conv import GATConv, GCNConv, GINConv, SAGEConv
+from .graph_saint import (
+    GraphSAINTEdgeSampler,
+    GraphSAINTNodeSampler,
+    GraphSAINTRandomWalkSampler,
+    GraphSAINTSampler,
+)
 from .loader import LinkNeighborLoader, NeighborLoader
 from .node2vec import Node2Vec
 from .sampler import NeighborSampler
@@ -28,6 +37,10 @@ __all__ = [
     "GATConv",
     "GCNConv",
     "GINConv",
+    "GraphSAINTEdgeSampler",
+    "GraphSAINTNodeSampler",
+    "GraphSAINTRandomWalkSampler",
+    "GraphSAINTSampler",
     "LinkNeighborLoader",
     "NeighborLoader",
     "NeighborSampler",
