@@ -23,7 +23,7 @@ What is measured, in one run on the CPU:
 * the sampler: ``--frontier-size`` walkers (the paper's m = 1000), each budget of ``--budgets``
   (n: ``n - m`` moves), ``--subgraphs`` subgraphs a call (:func:`fastgl.ops.frontier_sample`,
   the trace only: building the induced subgraphs is not timed), ``--eta`` and ``--max-entries``;
-* pops: ``dashboard`` and ``scan`` (the baseline), for every thread count of
+* pops (``--pops``): ``dashboard`` and ``scan`` (the baseline), for every thread count of
   ``--thread-counts``, each call once untimed and then ``--repeat`` interleaved timed rounds; the
   median counts.
 
@@ -76,7 +76,7 @@ def measure(graph: CSCGraph, budget: int, args) -> dict[str, dict]:
                 generator=torch.Generator().manual_seed(args.seed),
             )
         )
-        for pop in POPS
+        for pop in args.pops
     }
     return measure_calls(calls, args, trace_vertices)
 
@@ -94,7 +94,7 @@ def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
             torch.set_num_threads(threads)
             for budget in args.budgets:
                 results = measure(graph, budget, args)
-                scan = results["scan"]["subgraphs_per_s"]
+                scan = results.get("scan", {}).get("subgraphs_per_s")
                 rates = ", ".join(f"{p} {r['subgraphs_per_s']:.1f}" for p, r in results.items())
                 print(
                     f"{name}, budget {budget}, {threads} threads: subgraphs/s {rates}", flush=True
@@ -107,7 +107,7 @@ def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
                         threads=threads,
                         subgraphs=args.subgraphs,
                         **r,
-                        vs_scan=r["subgraphs_per_s"] / scan,
+                        vs_scan=r["subgraphs_per_s"] / scan if scan else None,
                     )
                     for pop, r in results.items()
                 ]
@@ -223,6 +223,9 @@ def dgl_call(g, mode: str, budget, count: int):
 def parse_args(argv: Sequence[str] | None = None):
     parser = harness.argument_parser("subgraph", __doc__)
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
+    parser.add_argument(
+        "--pops", nargs="*", choices=POPS, default=list(POPS), help="frontier pops (none: skip)"
+    )
     parser.add_argument("--frontier-size", type=int, default=1000, help="walkers, m")
     parser.add_argument(
         "--budgets", type=int, nargs="+", default=[2000, 4000, 8000], help="vertex budgets, n"
@@ -254,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     rows, saint, graphs, skipped = [], [], {}, []
     for name, graph in available_graphs(args, graphs, skipped):
         csc = CSCGraph.from_edge_index(graph.pop("edge_index"), num_nodes=graph["num_nodes"])
-        rows += rows_for(name, csc, args)
+        if args.pops:
+            rows += rows_for(name, csc, args)
         saint += saint_rows(name, csc, args, with_dgl)
         del csc
     harness.print_table(

@@ -25,6 +25,9 @@ TORCH_LIBRARY(fastgl, m) {
   m.def(
       "frontier_sample(Tensor indptr, Tensor indices, int num_subgraphs, int frontier_size, "
       "int budget, float eta, int max_entries, str pop, int seed) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "induced_subgraphs(Tensor indptr, Tensor indices, Tensor nodes, Tensor ptr) -> "
+      "(Tensor, Tensor, Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
   m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");
   m.def("spmm_max(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> (Tensor, Tensor)");

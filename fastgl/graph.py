@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
-from .ops import csc_from_coo
+from .ops import csc_from_coo, induced_subgraphs
 
 _INDEX_DTYPES = (torch.int32, torch.int64)
 _STORED_WEIGHT_DTYPES = (torch.float32, torch.float64)
@@ -264,31 +264,42 @@ class CSCGraph(CSCArrays):
         self, nodes: Tensor, ptr: Tensor
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """:meth:`induced_edges` of many node sets at once: set ``s`` is ``nodes[ptr[s] :
-        ptr[s+1]]`` (distinct ids within a set). Returns ``(row, col, eid, edge_ptr)``: the
-        edges of set ``s`` are ``edge_ptr[s] : edge_ptr[s+1]``, grouped by target in the order of
-        its nodes, ``row``/``col`` local to the set (positions in its slice of ``nodes``).
+        ptr[s+1]]`` (distinct int64 ids within a set, ``ptr`` int64). Returns ``(row, col, eid,
+        edge_ptr)``: the edges of set ``s`` are ``edge_ptr[s] : edge_ptr[s+1]``, grouped by
+        target in the order of its nodes, ``row``/``col`` local to the set (positions in its
+        slice of ``nodes``). On the CPU one compiled pass (:func:`fastgl.ops.induced_subgraphs`);
+        elsewhere a vectorized search among the sets' sorted nodes.
 
         Example:
             >>> graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]))
             >>> graph.induced_subgraphs(torch.tensor([0, 1, 2, 1]), torch.tensor([0, 2, 4]))
             (tensor([0, 1]), tensor([1, 0]), tensor([0, 1]), tensor([0, 1, 2]))
         """
+        if self.device.type == "cpu":
+            row, col, slots, edge_ptr = induced_subgraphs(self, nodes, ptr)
+        else:
+            row, col, slots, edge_ptr = self._induced_by_search(nodes, ptr)
+        return row, col, self.edge_ids()[slots], edge_ptr
+
+    def _induced_by_search(
+        self, nodes: Tensor, ptr: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """:meth:`induced_subgraphs` in tensor ops (CSC slots for edge ids): each in-edge's
+        source looked up by binary search among the sets' nodes keyed by (set, node)."""
         set_of = expand_ptr(ptr, nodes.numel())
         target, slots = self.in_edge_slots(nodes)
         sources = self.indices[slots].to(torch.int64)
-        # Membership by binary search among the sets' nodes keyed by (set, node).
         span = max(self.num_nodes, 1)
         keys, order = torch.sort(set_of * span + nodes)
         wanted = set_of[target] * span + sources
         pos = torch.searchsorted(keys, wanted).clamp(max=max(nodes.numel() - 1, 0))
-        inside = keys[pos] == wanted if keys.numel() else wanted < 0
+        inside = keys[pos] == wanted
         col = target[inside]
         edge_set = set_of[col]
         edge_ptr = torch.zeros(ptr.numel(), dtype=torch.int64, device=nodes.device)
         edge_ptr[1:] = torch.bincount(edge_set, minlength=ptr.numel() - 1).cumsum(0)
         first = ptr[edge_set]
-        row = order[pos[inside]] - first
-        return row, col - first, self.edge_ids()[slots[inside]], edge_ptr
+        return order[pos[inside]] - first, col - first, slots[inside], edge_ptr
 
     def out_csr(self) -> "OutCSR":
         """The graph's out-edges as CSR, the view random walks follow (source to target): built

@@ -194,8 +194,8 @@ def build_sampler(name: str, graph: CSCGraph, fanouts: Sequence[int]) -> Sampler
 def build_subgraph_sampler(name: str, graph: CSCGraph, size: int, num_layers: int):
     """The subgraph sampler ``name`` (:data:`SUBGRAPH_SAMPLERS`) on ``graph`` drawing about
     ``size`` vertices per subgraph (before repeats): ``size`` node draws, ``size / 2`` edge
-    draws, ``size / (num_layers + 1)`` walks of ``num_layers`` steps (GraphSAINT walks as deep as
-    the model), or a frontier of ``size / 4`` walkers with a budget of ``size``."""
+    draws, ``size / (num_layers + 1)`` walks of ``num_layers`` steps, or a frontier of
+    ``size / 4`` walkers with a budget of ``size``."""
     if name == "saint-node":
         return SAINTNodeSampler(graph, size)
     if name == "saint-edge":
@@ -441,8 +441,8 @@ class SubgraphWeights(NamedTuple):
 
 
 def steps_per_epoch(norm: SAINTNorm, train_idx: Tensor) -> int:
-    """Subgraphs per epoch: as many as draw every training vertex once in expectation (a
-    vertex's share of subgraphs is ``num_subgraphs / (node_norm * N)``)."""
+    """Subgraphs per epoch: as many as draw every training vertex once in expectation (vertex
+    ``v`` is in a share ``C_v / num_subgraphs = 1 / (node_norm[v] * N)`` of the subgraphs)."""
     num_nodes = norm.node_norm.numel()
     shares = 1 / (norm.node_norm[train_idx].double() * num_nodes)
     return max(math.ceil(train_idx.numel() / max(float(shares.sum()), 1e-9)), 1)
@@ -456,8 +456,9 @@ def train_epoch(
     desc: str = "train",
     weights: SubgraphWeights | None = None,
 ) -> dict[str, Any]:
-    """Run one pass over the loader's seeds (or subgraphs, trained with ``weights``); return
-    loss, accuracy, phases and traffic.
+    """Run one pass over the loader's seeds (or subgraphs, trained with ``weights``: then the
+    loss and accuracy are over each subgraph's training vertices, each step's loss estimate
+    weighted by their number); return loss, accuracy, phases and traffic.
 
     Returns:
         ``{"loss", "train_acc", "time_s", "phases", "bytes_h2d", "rows_loaded", "rows_reused",
@@ -521,16 +522,25 @@ def train_subgraph_step(
     """One step of graph-sampling training: the model on all of the subgraph (its block in
     every layer, GraphSAINT's ``edge_norm`` as edge weights), the loss summed over its training
     vertices weighted by ``node_norm``. Returns the loss, the logits and the training vertices'
-    mask."""
+    mask.
+
+    GCN normalizes each layer by the subgraph's weighted degrees, which ``edge_norm`` makes
+    estimates of the full graph's, where GraphSAINT's code multiplies the full graph's
+    normalized adjacency by ``edge_norm``: one division by an estimate, a small bias, for
+    layers that need no per-graph coefficients (on Cora within 2 points of neighbor sampling,
+    docs/performance.md)."""
     blocks = batch.blocks * model.num_layers
     edge_weight = [weights.edge[blocks[0].eid.to(weights.edge.device)]] * model.num_layers
     logits = model(batch.x.float(), blocks, edge_weight)
     node_weight = weights.loss[batch.nodes.to(weights.loss.device)]
-    loss = (F.cross_entropy(logits, batch.y, reduction="none") * node_weight).sum()
+    counted = node_weight > 0  # labels off the training vertices are never read
+    loss = (
+        F.cross_entropy(logits[counted], batch.y[counted], reduction="none") * node_weight[counted]
+    ).sum()
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
-    return loss.item(), logits, node_weight > 0
+    return loss.item(), logits, counted
 
 
 @torch.no_grad()

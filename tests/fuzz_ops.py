@@ -218,6 +218,23 @@ def _frontier_sample(rng):
     }
 
 
+def _induced_subgraphs(rng):
+    """Sets of distinct vertices of a random graph, some empty, as int64 nodes and offsets."""
+    g = _graph(rng)
+    gen = torch.Generator().manual_seed(rng.randrange(2**31))
+    sets = [
+        torch.randperm(g["num_nodes"], generator=gen)[: rng.randint(0, g["num_nodes"])]
+        for _ in range(rng.randint(0, 3))
+    ]
+    sizes = torch.tensor([0] + [len(x) for x in sets], dtype=torch.long)
+    return {
+        "indptr": g["indptr"],
+        "indices": g["indices"],
+        "nodes": torch.cat(sets) if sets else torch.empty(0, dtype=torch.long),
+        "ptr": sizes.cumsum(0),
+    }
+
+
 def _id_map(rng):
     bound = 3 * size.max_ids
     prefix = torch.randperm(bound, generator=torch.Generator().manual_seed(rng.randrange(2**31)))
@@ -341,6 +358,7 @@ FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
     "sample_hops": (_sample_hops, oracles.sample_hops),
     "random_walk": (_random_walk, oracles.random_walk),
     "frontier_sample": (_frontier_sample, oracles.frontier_sample),
+    "induced_subgraphs": (_induced_subgraphs, oracles.induced_subgraphs),
     "id_map": (_id_map, oracles.id_map),
     "spmm": (_spmm, oracles.spmm),
     "spmm_max": (_spmm, oracles.spmm_max),

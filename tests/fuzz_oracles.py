@@ -21,6 +21,7 @@ from reference import (
     frontier_sample_reference,
     gather_rows_reference,
     id_map_reference,
+    induced_subgraphs_reference,
     match_reference,
     overlap_counts_reference,
     picked_slots,
@@ -337,6 +338,15 @@ def frontier_sample(before, after, result) -> Fault:
     return _expect(
         all(torch.equal(got, want) for got, want in zip(result, expected)),
         "the samples differ from the reference's",
+    )
+
+
+def induced_subgraphs(before, after, result) -> Fault:
+    """Edge for edge the reference's induced subgraphs."""
+    expected = induced_subgraphs_reference(**before)
+    return _expect(
+        all(torch.equal(got, want) for got, want in zip(result, expected)),
+        "the induced edges differ from the reference's",
     )
 
 

@@ -299,6 +299,26 @@ def check_blocks(sub, edge_index: Tensor) -> None:
         assert blocks[0].num_edges == sub.eid.numel()
 
 
+def induced_subgraphs_reference(
+    indptr: Tensor, indices: Tensor, nodes: Tensor, ptr: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """fastgl::induced_subgraphs in plain Python: per set, per vertex in order, its in-edges in
+    slot order whose source is in the set."""
+    rows, cols, slots, edge_ptr = [], [], [], [0]
+    indptr, indices, nodes, ptr = (t.tolist() for t in (indptr, indices, nodes, ptr))
+    for s in range(len(ptr) - 1):
+        members = nodes[ptr[s] : ptr[s + 1]]
+        position = {v: i for i, v in enumerate(members)}
+        for i, v in enumerate(members):
+            for k in range(indptr[v], indptr[v + 1]):
+                if indices[k] in position:
+                    rows.append(position[indices[k]])
+                    cols.append(i)
+                    slots.append(k)
+        edge_ptr.append(len(rows))
+    return tuple(torch.tensor(x, dtype=torch.int64) for x in (rows, cols, slots, edge_ptr))
+
+
 def assert_same_subgraph(a, b) -> None:
     """Two SampledSubgraphs are identical (tensors compared on CPU)."""
     for name in ("nodes", "row", "col", "eid", "seed_index"):

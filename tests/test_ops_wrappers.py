@@ -28,8 +28,8 @@ def test_all_is_what_the_package_offers():
 
 # Wrappers that take a graph instead of its arrays: which schema arguments each of their own
 # parameters stands for (random_walk's graph gives the arrays of its out_csr(), frontier_sample's
-# its CSC, their generators the seed; walks_per_node tiles starts and weighted picks the weight,
-# so they stand for none). The other parameters are the schema's, in the schema's order.
+# and induced_subgraphs' their CSC, generators the seed; walks_per_node tiles starts and weighted
+# picks the weight, so they stand for none). The other parameters are the schema's, in order.
 GRAPH_WRAPPERS = {
     "random_walk": {
         "graph": ["indptr", "indices", "weight", "eid"],
@@ -38,6 +38,7 @@ GRAPH_WRAPPERS = {
         "generator": ["seed"],
     },
     "frontier_sample": {"graph": ["indptr", "indices"], "generator": ["seed"]},
+    "induced_subgraphs": {"graph": ["indptr", "indices"]},
 }
 
 

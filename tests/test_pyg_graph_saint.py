@@ -2,6 +2,7 @@
 subgraph, node and edge attributes sliced, node_norm and edge_norm), where PyG's own classes
 cannot run."""
 
+import doctest
 import importlib.util
 
 import pytest
@@ -153,3 +154,13 @@ def test_an_edgeless_graph_has_no_edges_to_draw():
         GraphSAINTEdgeSampler(data, batch_size=2)
     batch = next(iter(GraphSAINTNodeSampler(data, batch_size=2)))
     assert batch.edge_index.shape == (2, 0) and 1 <= batch.num_nodes <= 2
+
+
+def test_docstring_examples_run():
+    """fastgl's doctest run walks fastgl/ only: run the drop-in module's."""
+    from fastgl.integrations.pyg import graph_saint
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        result = doctest.testmod(graph_saint, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

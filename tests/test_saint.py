@@ -5,7 +5,7 @@ the normalization makes unbiased."""
 
 import pytest
 import torch
-from reference import assert_chi_square_fits, random_edge_index
+from reference import assert_chi_square_fits, induced_subgraphs_reference, random_edge_index
 
 from fastgl import CSCGraph
 from fastgl.sampling import (
@@ -249,7 +249,64 @@ def test_bad_arguments_are_refused(build, match):
 
 
 def test_zero_subgraphs_and_a_graph_of_isolated_nodes():
+    busy = CSCGraph.from_edge_index(undirected(20, 60), 20)
+    assert all(sampler.sample(0) == [] for sampler in samplers(busy).values())
     graph = CSCGraph.from_edge_index(torch.empty(2, 0, dtype=torch.long), 5)
     assert SAINTNodeSampler(graph, 3).sample(0) == []
+    assert SAINTNodeSampler(graph, 50).sample(1, generator=gen(0))[0].nodes.tolist() == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
     sub = SAINTRandomWalkSampler(graph, 2, 4).sample(1, generator=gen(0))[0]
     assert 1 <= sub.nodes.numel() <= 2 and sub.eid.numel() == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_induced_subgraphs_match_the_reference_and_the_search(dtype):
+    """The compiled op, the vectorized search (the non-CPU path) and plain Python agree, on
+    sets with hubs, self-loops, repeated edges and empty sets."""
+    edge_index = torch.cat([random_edge_index(50, 400, seed=8), torch.tensor([[3, 3], [3, 3]])], 1)
+    graph = CSCGraph.from_edge_index(edge_index.to(dtype), 50)
+    gen = torch.Generator().manual_seed(4)
+    sets = [torch.randperm(50, generator=gen)[:size] for size in (0, 1, 20, 50, 7, 0)]
+    nodes = torch.cat(sets)
+    ptr = torch.tensor([0] + [len(x) for x in sets]).cumsum(0)
+    expected = induced_subgraphs_reference(graph.indptr, graph.indices, nodes, ptr)
+    compiled = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, nodes, ptr)
+    searched = graph._induced_by_search(nodes, ptr)
+    for got, by_search, want in zip(compiled, searched, expected):
+        assert torch.equal(got, want) and torch.equal(by_search, want)
+
+
+@pytest.mark.parametrize(
+    "nodes, ptr, match",
+    [
+        ([0, 1, 0], [0, 3], "node 0 appears twice in set 0"),
+        ([0, 5], [0, 2], "nodes id 5 out of range for a graph of 3 nodes"),
+        ([0, -1], [0, 2], "nodes id -1 is negative"),
+        ([0, 1], [0, 3], r"ptr\[-1\] is 3 but must be 2"),
+        ([0, 1], [1, 2], r"ptr\[0\] is 1 but must be 0"),
+    ],
+)
+def test_induced_subgraphs_refuse_bad_sets(nodes, ptr, match):
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), 3)
+    with pytest.raises(RuntimeError, match="induced_subgraphs: " + match):
+        torch.ops.fastgl.induced_subgraphs(
+            graph.indptr, graph.indices, torch.tensor(nodes), torch.tensor(ptr)
+        )
+
+
+def test_induced_subgraphs_check_the_rows_they_read():
+    indptr, indices = torch.tensor([0, 2, 1, 3]), torch.tensor([1, 2, 0])
+    with pytest.raises(RuntimeError, match="induced_subgraphs: indptr is not a valid CSC"):
+        torch.ops.fastgl.induced_subgraphs(
+            indptr, indices, torch.tensor([0, 1]), torch.tensor([0, 2])
+        )
+    indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([7, 0])
+    with pytest.raises(RuntimeError, match="induced_subgraphs: indices id 7 out of range"):
+        torch.ops.fastgl.induced_subgraphs(
+            indptr, indices, torch.tensor([0, 1]), torch.tensor([0, 2])
+        )

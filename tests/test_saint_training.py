@@ -58,7 +58,7 @@ def test_a_subgraph_loader_refuses_bad_arguments():
 
 
 def test_loss_weights_estimate_the_mean_training_loss_and_steps_cover_the_training_nodes():
-    """Vertex v in a share p_v = S / (C_v N) * ... of subgraphs: node_norm = S / (C_v N)."""
+    """node_norm = S / (C_v N): vertex v is in a share C_v / S of the S subgraphs."""
     counts = torch.tensor([10.0, 5.0, 20.0, 40.0])  # C_v of 4 vertices over S = 40 subgraphs
     norm = SAINTNorm(40 / (counts * 4), torch.ones(3), 40)
     train = torch.tensor([0, 1])
@@ -104,8 +104,8 @@ def test_the_command_line_trains_with_a_subgraph_sampler(tmp_path) -> None:
 @pytest.mark.skipif(not PLANETOID.exists(), reason="../shared/data/planetoid is not present")
 def test_subgraph_samplers_train_cora_within_2_points_of_neighbor_sampling() -> None:
     """GCN on Cora, `fastgl train`'s defaults but 100 epochs (about 512 vertices a subgraph,
-    evaluated with the exact GCN), seeds 0-3. Measured means (features normalized): see
-    docs/performance.md's table."""
+    evaluated with the exact GCN), seeds 0-3. Measured means: neighbor 0.798, saint-rw 0.802,
+    saint-node 0.784, saint-edge 0.800, frontier 0.804."""
     from fastgl.data import read_planetoid
 
     dataset = read_planetoid(PLANETOID, "cora", normalize_features=True)

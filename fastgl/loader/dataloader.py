@@ -317,6 +317,11 @@ class SubgraphLoader(DataLoader):
         prefetch: bool = True,
         generator: torch.Generator | None = None,
     ) -> None:
+        if not isinstance(sampler, SubgraphSampler):
+            raise TypeError(
+                f"SubgraphLoader: sampler must be a fastgl.sampling.SubgraphSampler (GraphSAINT's "
+                f"or the frontier sampler), got {type(sampler).__name__}"
+            )
         if sampler.graph is not graph:
             raise ValueError("SubgraphLoader: the sampler draws from another graph than `graph`")
         if num_steps < 1:

@@ -420,6 +420,35 @@ def _frontier_sample_fake(
     )
 
 
+def induced_subgraphs(
+    graph: InEdgeGraph, nodes: Tensor, ptr: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The subgraphs of ``graph`` induced on many vertex sets at once: set ``s`` is
+    ``nodes[ptr[s] : ptr[s+1]]`` (distinct int64 ids). CPU only; most users want
+    :meth:`fastgl.CSCGraph.induced_subgraphs`, which runs on any device and names edges by id.
+
+    Returns:
+        ``(row, col, slot, edge_ptr)``, int64: set ``s`` owns edges ``edge_ptr[s] :
+        edge_ptr[s+1]``, every in-edge of its vertices whose source is in it too, grouped by
+        target in the set's order; ``row``/``col`` are the source's and target's positions in
+        the set and ``slot`` the edge's CSC slot.
+
+    Example:
+        >>> import fastgl
+        >>> graph = fastgl.CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]))
+        >>> induced_subgraphs(graph, torch.tensor([0, 1, 2, 1]), torch.tensor([0, 2, 4]))
+        (tensor([0, 1]), tensor([1, 0]), tensor([1, 2]), tensor([0, 1, 2]))
+    """
+    return torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, nodes, ptr)
+
+
+@register_fake("fastgl::induced_subgraphs")
+def _induced_subgraphs_fake(indptr, indices, nodes, ptr):
+    num_edges = new_dynamic_size()
+    edges = [nodes.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
+    return (*edges, ptr.new_empty(ptr.shape[0], dtype=torch.int64))
+
+
 def id_map(prefix: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]:
     """FastGL's Fused-Map: relabel ``ids`` to local ids after a fixed ``prefix``.
 

@@ -44,6 +44,8 @@ class SubgraphSampler:
             raise ValueError(
                 f"{type(self).__name__}: num_subgraphs must be >= 0, got {num_subgraphs}"
             )
+        if num_subgraphs == 0:
+            return []
         nodes, ptr = self.sample_nodes(num_subgraphs, generator)
         row, col, eid, edge_ptr = self.graph.induced_subgraphs(nodes, ptr)
         sizes, edge_sizes = ptr.diff().tolist(), edge_ptr.diff().tolist()
@@ -168,9 +170,9 @@ class SAINTNodeSampler(SubgraphSampler):
     DGL's ``SAINTSampler(mode='node')``'s (PyG's, but for PyG never drawing a vertex without
     out-edges).
 
-    A draw costs O(1) without a table: a slot drawn uniformly from the ``E`` edges and the ``Z``
-    vertices without out-edges names an edge's source (each vertex as often as it has out-edges)
-    or one of those vertices.
+    A draw costs O(1) without a table over the edges: a slot drawn uniformly from the ``E``
+    edges and the ``Z`` vertices without out-edges names an edge's source (each vertex as often
+    as it has out-edges) or one of those vertices.
 
     Example:
         >>> graph = CSCGraph.from_edge_index(torch.tensor([[0, 0, 1, 2], [1, 2, 2, 0]]), 4)
@@ -188,20 +190,29 @@ class SAINTNodeSampler(SubgraphSampler):
         self.graph = graph
         self.budget = budget
         out_degrees = torch.bincount(graph.indices.to(torch.int64), minlength=graph.num_nodes)
-        self._sources = torch.cat(
-            [graph.indices.to(torch.int64), (out_degrees == 0).nonzero().view(-1)]
-        )
+        self._without_out_edges = (out_degrees == 0).nonzero().view(-1)
 
     def sample_nodes(
         self, num_subgraphs: int, generator: torch.Generator | None
     ) -> tuple[Tensor, Tensor]:
-        draws = torch.randint(
-            self._sources.numel(),
+        num_edges = self.graph.num_edges
+        slots = torch.randint(
+            num_edges + self._without_out_edges.numel(),
             (num_subgraphs, self.budget),
             generator=generator,
             device=self.graph.device,
         )
-        return distinct_per_row(self._sources[draws], self.graph.num_nodes)
+        return distinct_per_row(self._vertex_of(slots), self.graph.num_nodes)
+
+    def _vertex_of(self, slots: Tensor) -> Tensor:
+        """The source of edge slot ``k < E``, else the ``(k - E)``-th vertex without out-edges."""
+        num_edges, lone = self.graph.num_edges, self._without_out_edges
+        if lone.numel() == 0:
+            return self.graph.indices[slots].to(torch.int64)
+        if num_edges == 0:
+            return lone[slots]
+        source = self.graph.indices[slots.clamp(max=num_edges - 1)].to(torch.int64)
+        return torch.where(slots < num_edges, source, lone[(slots - num_edges).clamp(min=0)])
 
 
 class SAINTEdgeSampler(SubgraphSampler):
@@ -242,8 +253,8 @@ class SAINTEdgeSampler(SubgraphSampler):
         rank = torch.rand(shape, generator=generator, device=device, dtype=torch.float64)
         by_target = pick < num_in
         # A vertex, then one of its edges: in-edges on the CSC, out-edges on the out-CSR.
-        target = self._with_in_edges[pick.clamp(max=max(num_in - 1, 0))]
-        source = self._with_out_edges[(pick - num_in).clamp(min=0, max=max(num_out - 1, 0))]
+        target = self._with_in_edges[pick.clamp(max=num_in - 1)]
+        source = self._with_out_edges[(pick - num_in).clamp(min=0, max=num_out - 1)]
         in_slot = _uniform_slot(self.graph.indptr, target, rank)
         out_slot = _uniform_slot(self._out.indptr, source, rank)
         first = torch.where(by_target, self.graph.indices[in_slot].to(torch.int64), source)
@@ -254,7 +265,7 @@ class SAINTEdgeSampler(SubgraphSampler):
 def _uniform_slot(indptr: Tensor, rows: Tensor, rank: Tensor) -> Tensor:
     """A slot of each of ``rows`` (each with at least one), uniform by ``rank`` in [0, 1)."""
     start, end = indptr[rows], indptr[rows + 1]
-    return torch.minimum(start + (rank * (end - start)).to(torch.int64), end - 1).clamp(min=0)
+    return torch.minimum(start + (rank * (end - start)).to(torch.int64), end - 1)
 
 
 class SAINTRandomWalkSampler(SubgraphSampler):
@@ -308,12 +319,12 @@ class SAINTNorm:
             the mean loss over the graph without bias (PyG's ``node_norm``). A vertex never drawn
             counts ``C_v = 0.1``, as in PyG.
         edge_norm: ``[E]`` aggregation weight of each edge ``u -> v`` by edge id, ``C_v / C_e``
-            (the inverse of GraphSAINT's ``alpha_{u,v}``), clamped to ``1e4``; ``0.1`` for an
-            edge never drawn whose target was not either (PyG's values). Multiplying each
-            message by it makes a subgraph's aggregation at ``v`` estimate the full graph's.
-            PyG's ``edge_norm`` divides the count of the edge's *source* instead; the estimator
-            aggregates at the target, and so does this one (the two agree on graphs where the
-            counts of an edge's endpoints do).
+            (the target's count over the edge's: the inverse of GraphSAINT's ``alpha_{u,v}``),
+            clamped to ``1e4``; ``0.1`` for an edge never drawn whose target was not either
+            (PyG's values). Multiplying each message by it makes a subgraph's aggregation at
+            ``v`` estimate the full graph's. PyG's ``edge_norm`` takes the count of the edge's
+            *source* instead of its target's; the aggregation is at the target, as here (the
+            two agree on graphs where the counts of an edge's endpoints do).
         num_subgraphs: subgraphs drawn for the estimate.
     """
 

@@ -30,7 +30,13 @@ def random_graph(idtype=torch.int64, seed=0) -> "dgl.DGLGraph":
 def test_the_subgraph_has_dgls_layout(mode, idtype):
     g = random_graph(idtype)
     ours = SAINTSampler(mode, BUDGETS[mode]).sample(g, None)
-    theirs = dgl.dataloading.SAINTSampler(mode, BUDGETS[mode]).sample(g, None)
+    dgls = dgl.dataloading.SAINTSampler(mode, BUDGETS[mode])
+    if mode == "walk" and idtype == torch.int32:  # DGL 2.1 walks int64 roots on any graph
+        with pytest.raises(dgl.DGLError, match='"nodes" to have data type torch.int32'):
+            dgls.sample(g, None)
+        theirs = ours
+    else:
+        theirs = dgls.sample(g, None)
     for sg in (ours, theirs):
         assert sg.idtype == idtype
         assert set(sg.ndata.keys()) == {"feat", "label", dgl.NID}
@@ -64,7 +70,8 @@ def test_node_draws_follow_out_degree_at_least_one(which):
 def test_edge_draws_follow_inverse_degrees(which):
     """On a graph without reverse edges, self-loops or repeats a one-edge draw's subgraph holds
     exactly the edge drawn."""
-    pairs = sorted({(u, v) for u, v in torch.randint(0, 12, (60, 2)).tolist() if u < v})
+    ends = torch.randint(0, 12, (60, 2), generator=torch.Generator().manual_seed(5))
+    pairs = sorted({(u, v) for u, v in ends.tolist() if u < v})
     src, dst = torch.tensor(pairs).t()
     g = dgl.graph((src, dst), num_nodes=12)
     cls = SAINTSampler if which == "fastgl" else dgl.dataloading.SAINTSampler
