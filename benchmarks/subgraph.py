@@ -52,7 +52,12 @@ from benchmarks.dgl_sampler import DEFAULT_DATA_DIR, _dgl_version, available_gra
 from fastgl import CSCGraph
 from fastgl.data.rmat import RMAT_PRESETS
 from fastgl.ops import frontier_sample
-from fastgl.sampling import SAINTEdgeSampler, SAINTNodeSampler, SAINTRandomWalkSampler
+from fastgl.sampling import (
+    SAINTEdgeSampler,
+    SAINTNodeSampler,
+    SAINTRandomWalkSampler,
+    SampledSubgraph,
+)
 from fastgl.sampling.saint import sampled_vertices
 
 GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot",)
@@ -185,7 +190,10 @@ def measure_calls(calls: dict, args, count_vertices) -> dict[str, dict]:
 
 def subgraph_vertices(subgraphs) -> int:
     """Vertices of fastgl's subgraphs (``nodes``) or DGL's (``num_nodes()``)."""
-    return sum(sub.nodes.numel() if hasattr(sub, "nodes") else sub.num_nodes() for sub in subgraphs)
+    return sum(
+        sub.nodes.numel() if isinstance(sub, SampledSubgraph) else sub.num_nodes()
+        for sub in subgraphs
+    )
 
 
 def columns(kind: tuple[str, str], ratio: tuple[str, str]) -> list[tuple[str, str, str]]:

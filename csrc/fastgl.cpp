@@ -26,7 +26,7 @@ TORCH_LIBRARY(fastgl, m) {
       "frontier_sample(Tensor indptr, Tensor indices, int num_subgraphs, int frontier_size, "
       "int budget, float eta, int max_entries, str pop, int seed) -> (Tensor, Tensor, Tensor)");
   m.def(
-      "induced_subgraphs(Tensor indptr, Tensor indices, Tensor nodes, Tensor ptr) -> "
+      "induced_subgraphs(Tensor indptr, Tensor indices, Tensor? eid, Tensor nodes, Tensor ptr) -> "
       "(Tensor, Tensor, Tensor, Tensor)");
   m.def("id_map(Tensor prefix, Tensor ids) -> (Tensor, Tensor)");
   m.def("spmm(Tensor indptr, Tensor indices, Tensor? weight, Tensor x) -> Tensor");

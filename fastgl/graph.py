@@ -276,9 +276,8 @@ class CSCGraph(CSCArrays):
             (tensor([0, 1]), tensor([1, 0]), tensor([0, 1]), tensor([0, 1, 2]))
         """
         if self.device.type == "cpu":
-            row, col, slots, edge_ptr = induced_subgraphs(self, nodes, ptr)
-        else:
-            row, col, slots, edge_ptr = self._induced_by_search(nodes, ptr)
+            return induced_subgraphs(self, nodes, ptr)
+        row, col, slots, edge_ptr = self._induced_by_search(nodes, ptr)
         return row, col, self.edge_ids()[slots], edge_ptr
 
     def _induced_by_search(

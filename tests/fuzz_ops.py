@@ -230,6 +230,7 @@ def _induced_subgraphs(rng):
     return {
         "indptr": g["indptr"],
         "indices": g["indices"],
+        "eid": _maybe(rng, torch.randperm(g["indices"].numel(), generator=gen)),
         "nodes": torch.cat(sets) if sets else torch.empty(0, dtype=torch.long),
         "ptr": sizes.cumsum(0),
     }

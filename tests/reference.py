@@ -300,12 +300,13 @@ def check_blocks(sub, edge_index: Tensor) -> None:
 
 
 def induced_subgraphs_reference(
-    indptr: Tensor, indices: Tensor, nodes: Tensor, ptr: Tensor
+    indptr: Tensor, indices: Tensor, eid: Tensor | None, nodes: Tensor, ptr: Tensor
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """fastgl::induced_subgraphs in plain Python: per set, per vertex in order, its in-edges in
-    slot order whose source is in the set."""
+    slot order whose source is in the set, named by ``eid`` (or their slot)."""
     rows, cols, slots, edge_ptr = [], [], [], [0]
     indptr, indices, nodes, ptr = (t.tolist() for t in (indptr, indices, nodes, ptr))
+    names = list(range(len(indices))) if eid is None else eid.tolist()
     for s in range(len(ptr) - 1):
         members = nodes[ptr[s] : ptr[s + 1]]
         position = {v: i for i, v in enumerate(members)}
@@ -314,7 +315,7 @@ def induced_subgraphs_reference(
                 if indices[k] in position:
                     rows.append(position[indices[k]])
                     cols.append(i)
-                    slots.append(k)
+                    slots.append(names[k])
         edge_ptr.append(len(rows))
     return tuple(torch.tensor(x, dtype=torch.int64) for x in (rows, cols, slots, edge_ptr))
 

@@ -38,7 +38,7 @@ GRAPH_WRAPPERS = {
         "generator": ["seed"],
     },
     "frontier_sample": {"graph": ["indptr", "indices"], "generator": ["seed"]},
-    "induced_subgraphs": {"graph": ["indptr", "indices"]},
+    "induced_subgraphs": {"graph": ["indptr", "indices", "eid"]},
 }
 
 

@@ -274,11 +274,16 @@ def test_induced_subgraphs_match_the_reference_and_the_search(dtype):
     sets = [torch.randperm(50, generator=gen)[:size] for size in (0, 1, 20, 50, 7, 0)]
     nodes = torch.cat(sets)
     ptr = torch.tensor([0] + [len(x) for x in sets]).cumsum(0)
-    expected = induced_subgraphs_reference(graph.indptr, graph.indices, nodes, ptr)
-    compiled = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, nodes, ptr)
-    searched = graph._induced_by_search(nodes, ptr)
+    eid = graph.edge_ids()
+    assert not torch.equal(eid, torch.arange(eid.numel()))  # ids that differ from slots
+    expected = induced_subgraphs_reference(graph.indptr, graph.indices, eid, nodes, ptr)
+    compiled = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, eid, nodes, ptr)
+    row, col, slots, edge_ptr = graph._induced_by_search(nodes, ptr)
+    searched = (row, col, eid[slots], edge_ptr)
     for got, by_search, want in zip(compiled, searched, expected):
         assert torch.equal(got, want) and torch.equal(by_search, want)
+    by_slot = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, None, nodes, ptr)
+    assert torch.equal(by_slot[2], slots)
 
 
 @pytest.mark.parametrize(
@@ -295,7 +300,7 @@ def test_induced_subgraphs_refuse_bad_sets(nodes, ptr, match):
     graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), 3)
     with pytest.raises(RuntimeError, match="induced_subgraphs: " + match):
         torch.ops.fastgl.induced_subgraphs(
-            graph.indptr, graph.indices, torch.tensor(nodes), torch.tensor(ptr)
+            graph.indptr, graph.indices, None, torch.tensor(nodes), torch.tensor(ptr)
         )
 
 
@@ -303,10 +308,10 @@ def test_induced_subgraphs_check_the_rows_they_read():
     indptr, indices = torch.tensor([0, 2, 1, 3]), torch.tensor([1, 2, 0])
     with pytest.raises(RuntimeError, match="induced_subgraphs: indptr is not a valid CSC"):
         torch.ops.fastgl.induced_subgraphs(
-            indptr, indices, torch.tensor([0, 1]), torch.tensor([0, 2])
+            indptr, indices, None, torch.tensor([0, 1]), torch.tensor([0, 2])
         )
     indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([7, 0])
     with pytest.raises(RuntimeError, match="induced_subgraphs: indices id 7 out of range"):
         torch.ops.fastgl.induced_subgraphs(
-            indptr, indices, torch.tensor([0, 1]), torch.tensor([0, 2])
+            indptr, indices, None, torch.tensor([0, 1]), torch.tensor([0, 2])
         )

@@ -31,11 +31,13 @@ class OutEdgeGraph(Protocol):
 
 
 class InEdgeGraph(Protocol):
-    """What :func:`frontier_sample` reads of a graph: its CSC of in-edges, as
-    :class:`fastgl.CSCGraph` holds it."""
+    """What :func:`frontier_sample` and :func:`induced_subgraphs` read of a graph: its CSC of
+    in-edges (and its edge ids, ``None`` when slot ``k`` is edge ``k``), as
+    :class:`fastgl.CSCGraph` holds them."""
 
     indptr: Tensor
     indices: Tensor
+    eid: Tensor | None
 
 
 def csc_from_coo(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -425,25 +427,25 @@ def induced_subgraphs(
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The subgraphs of ``graph`` induced on many vertex sets at once: set ``s`` is
     ``nodes[ptr[s] : ptr[s+1]]`` (distinct int64 ids). CPU only; most users want
-    :meth:`fastgl.CSCGraph.induced_subgraphs`, which runs on any device and names edges by id.
+    :meth:`fastgl.CSCGraph.induced_subgraphs`, which runs on any device.
 
     Returns:
-        ``(row, col, slot, edge_ptr)``, int64: set ``s`` owns edges ``edge_ptr[s] :
+        ``(row, col, eid, edge_ptr)``, int64: set ``s`` owns edges ``edge_ptr[s] :
         edge_ptr[s+1]``, every in-edge of its vertices whose source is in it too, grouped by
         target in the set's order; ``row``/``col`` are the source's and target's positions in
-        the set and ``slot`` the edge's CSC slot.
+        the set and ``eid`` the edge's id (``graph.eid`` of its CSC slot, or the slot).
 
     Example:
         >>> import fastgl
         >>> graph = fastgl.CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]))
         >>> induced_subgraphs(graph, torch.tensor([0, 1, 2, 1]), torch.tensor([0, 2, 4]))
-        (tensor([0, 1]), tensor([1, 0]), tensor([1, 2]), tensor([0, 1, 2]))
+        (tensor([0, 1]), tensor([1, 0]), tensor([0, 1]), tensor([0, 1, 2]))
     """
-    return torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, nodes, ptr)
+    return torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, graph.eid, nodes, ptr)
 
 
 @register_fake("fastgl::induced_subgraphs")
-def _induced_subgraphs_fake(indptr, indices, nodes, ptr):
+def _induced_subgraphs_fake(indptr, indices, eid, nodes, ptr):
     num_edges = new_dynamic_size()
     edges = [nodes.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
     return (*edges, ptr.new_empty(ptr.shape[0], dtype=torch.int64))
