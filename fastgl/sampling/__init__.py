@@ -29,11 +29,13 @@ from .program import (
     run_program,
 )
 from .saint import (
+    EgoSubgraphs,
     FrontierSampler,
     SAINTEdgeSampler,
     SAINTNodeSampler,
     SAINTNorm,
     SAINTRandomWalkSampler,
+    ShaDowSampler,
     SubgraphSampler,
     saint_normalization,
 )
@@ -42,6 +44,7 @@ from .temporal import TemporalNeighborSampler
 
 __all__ = [
     "DeepWalkProgram",
+    "EgoSubgraphs",
     "Draws",
     "FastGCNSampler",
     "FrontierSampler",
@@ -65,6 +68,7 @@ __all__ = [
     "SAINTRandomWalkSampler",
     "SampledSubgraph",
     "SamplerProgram",
+    "ShaDowSampler",
     "StoredWeights",
     "SubgraphSampler",
     "TemporalNeighborSampler",

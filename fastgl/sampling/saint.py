@@ -12,6 +12,7 @@ the loss and aggregation weights that make training on such subgraphs unbiased.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -20,6 +21,7 @@ from tqdm import tqdm
 from fastgl.graph import CSCGraph, expand_ptr
 from fastgl.ops import frontier_sample, id_map, random_walk
 
+from .neighbor import neighbor_sample
 from .subgraph import SampledSubgraph
 
 
@@ -77,10 +79,7 @@ def distinct_per_row(draws: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
     num_rows = draws.shape[0]
     rows = torch.arange(num_rows, device=draws.device).unsqueeze(1).expand_as(draws)
     valid = draws >= 0
-    span = max(num_nodes, 1)
-    keys = torch.unique(rows[valid] * span + draws[valid])
-    row_of = torch.div(keys, span, rounding_mode="floor")
-    return keys - row_of * span, sizes_to_ptr(torch.bincount(row_of, minlength=num_rows))
+    return distinct_per_tree(draws[valid], rows[valid], num_rows, num_nodes)
 
 
 def sizes_to_ptr(sizes: Tensor) -> Tensor:
@@ -395,3 +394,77 @@ def _check_positive(where: str, name: str, value: int) -> None:
 def _check_has_nodes(where: str, graph: CSCGraph) -> None:
     if graph.num_nodes == 0:
         raise ValueError(f"{where}: the graph has no nodes to draw")
+
+
+class EgoSubgraphs(NamedTuple):
+    """What :class:`ShaDowSampler` returns for a batch of roots: ego graph ``i`` holds the
+    vertices ``nodes[ptr[i] : ptr[i+1]]`` (ascending) and the edges ``edge_ptr[i] :
+    edge_ptr[i+1]``; ``edge_index`` indexes ``nodes`` (the batch's rows, PyG orientation: row 0
+    the source), ``eid`` names the graph's edges and ``root_index`` is each root's row."""
+
+    nodes: Tensor
+    ptr: Tensor
+    edge_index: Tensor
+    eid: Tensor
+    edge_ptr: Tensor
+    root_index: Tensor
+
+
+class ShaDowSampler:
+    """ShaDow's localized subgraphs (Zeng et al., Decoupling the Depth and Scope of Graph Neural
+    Networks, NeurIPS 2021, §3): for every root, ``depth`` hops of neighbor sampling
+    (``num_neighbors`` in-neighbors a vertex a hop, ``-1`` all; one tree per root, so roots
+    never share vertices), then the subgraph induced on the vertices reached, root included. A
+    GNN of any depth runs on the ego graphs and reads out at the roots. The neighbors are
+    :func:`fastgl.sampling.neighbor_sample`'s (disjoint), the ego graphs
+    :meth:`fastgl.CSCGraph.induced_subgraphs`'.
+
+    Example:
+        >>> ring = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
+        >>> graph = CSCGraph.from_edge_index(torch.cat([ring, ring.flip(0)], 1))
+        >>> egos = ShaDowSampler(graph, depth=1, num_neighbors=-1).sample(torch.tensor([0, 3]))
+        >>> egos.nodes.tolist(), egos.ptr.tolist(), egos.root_index.tolist()
+        ([0, 1, 5, 2, 3, 4], [0, 3, 6], [0, 4])
+        >>> egos.nodes[egos.edge_index].tolist()   # within each ego graph: no 1-5 edge
+        [[5, 1, 0, 0, 3, 2, 4, 3], [0, 0, 1, 5, 2, 3, 3, 4]]
+    """
+
+    def __init__(
+        self, graph: CSCGraph, depth: int, num_neighbors: int, replace: bool = False
+    ) -> None:
+        _check_positive(type(self).__name__, "depth", depth)
+        if num_neighbors < -1 or num_neighbors == 0:
+            raise ValueError(
+                f"{type(self).__name__}: num_neighbors must be -1 (all) or >= 1, got "
+                f"{num_neighbors}"
+            )
+        self.graph = graph
+        self.depth = depth
+        self.num_neighbors = num_neighbors
+        self.replace = replace
+
+    def sample(self, roots: Tensor, generator: torch.Generator | None = None) -> EgoSubgraphs:
+        """The ego graphs of ``roots`` (int ids; one per root, repeats included)."""
+        fanouts = [self.num_neighbors] * self.depth
+        tree = neighbor_sample(
+            self.graph, roots, fanouts, replace=self.replace, generator=generator, disjoint=True
+        )
+        nodes, ptr = distinct_per_tree(tree.nodes, tree.batch, roots.numel(), self.graph.num_nodes)
+        row, col, eid, edge_ptr = self.graph.induced_subgraphs(nodes, ptr)
+        first = ptr[:-1].repeat_interleave(edge_ptr.diff())
+        span = max(self.graph.num_nodes, 1)
+        keys = expand_ptr(ptr, nodes.numel()) * span + nodes
+        root_keys = torch.arange(roots.numel(), device=nodes.device) * span + roots.to(nodes)
+        root_index = torch.searchsorted(keys, root_keys)
+        return EgoSubgraphs(nodes, ptr, torch.stack([row, col]) + first, eid, edge_ptr, root_index)
+
+
+def distinct_per_tree(
+    nodes: Tensor, tree: Tensor, num_trees: int, num_nodes: int
+) -> tuple[Tensor, Tensor]:
+    """Each tree's distinct ``nodes`` (``tree[i]`` owns ``nodes[i]``), ascending, as ``(nodes,
+    ptr)``: one sort of (tree, node) keys."""
+    span = max(num_nodes, 1)
+    keys = torch.unique(tree * span + nodes)
+    tree_of = torch.div(keys, span, rounding_mode="floor")
+    return keys - tree_of * span, sizes_to_ptr(torch.bincount(tree_of, minlength=num_trees))

@@ -11,7 +11,7 @@
   ``NotImplementedError``; see :mod:`.conv`).
 * ``GraphSAINTNodeSampler``, ``GraphSAINTEdgeSampler``, ``GraphSAINTRandomWalkSampler``: PyG's
   GraphSAINT loaders (batches with ``node_norm`` and ``edge_norm``) on fastgl's samplers, which
-  PyG's own classes cannot run without ``torch-sparse``.
+  PyG's own classes cannot run without ``torch-sparse``; ``ShaDowKHopSampler`` likewise.
 * ``Node2Vec``: PyG's ``Node2Vec`` (constructor, ``loader``, batches, ``loss``, ``test``) on
   fastgl's random walks, without ``pyg-lib`` and with ``p`` and ``q`` honoured.
 
@@ -32,6 +32,7 @@ from .graph_saint import (
 from .loader import LinkNeighborLoader, NeighborLoader
 from .node2vec import Node2Vec
 from .sampler import NeighborSampler
+from .shadow import ShaDowKHopSampler
 
 __all__ = [
     "GATConv",
@@ -46,4 +47,5 @@ __all__ = [
     "NeighborSampler",
     "Node2Vec",
     "SAGEConv",
+    "ShaDowKHopSampler",
 ]
