@@ -82,6 +82,15 @@ def test_sampled_ego_graphs_lie_in_the_neighborhood_and_are_bounded():
     assert egos.root_index.numel() == 4 and egos.ptr[1] - egos.ptr[0] > 1  # roots keep theirs
 
 
+def test_no_roots_and_an_isolated_root():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), 3)
+    none = ShaDowSampler(graph, 2, 2).sample(torch.empty(0, dtype=torch.long))
+    assert none.ptr.tolist() == [0] and none.nodes.numel() == none.eid.numel() == 0
+    alone = ShaDowSampler(graph, 2, -1).sample(torch.tensor([2, 0]))
+    assert alone.nodes.tolist() == [2, 0, 1] and alone.root_index.tolist() == [0, 1]
+    assert alone.edge_index.tolist() == [[2, 1], [1, 2]] and alone.edge_ptr.tolist() == [0, 0, 2]
+
+
 def test_torch_manual_seed_repeats_and_a_mask_picks_the_roots():
     data = graph_data(300)
     mask = torch.zeros(30, dtype=torch.bool)
@@ -108,6 +117,7 @@ def test_pyg_own_shadow_sampler_needs_torch_sparse_here():
     [
         (lambda g: ShaDowSampler(g, 0, 2), ValueError, "ShaDowSampler: depth must be >= 1, got 0"),
         (lambda g: ShaDowSampler(g, 2, 0), ValueError, "num_neighbors must be -1 .all. or >= 1"),
+        (lambda g: ShaDowSampler(g, 2.5, 2), TypeError, "ShaDowSampler: depth must be an int"),
         (
             lambda g: ShaDowKHopSampler(Data(x=torch.randn(3, 2)), 2, 2),
             ValueError,

@@ -432,6 +432,8 @@ class ShaDowSampler:
     def __init__(
         self, graph: CSCGraph, depth: int, num_neighbors: int, replace: bool = False
     ) -> None:
+        if not isinstance(depth, int) or isinstance(depth, bool):
+            raise TypeError(f"{type(self).__name__}: depth must be an int, got {depth!r}")
         _check_positive(type(self).__name__, "depth", depth)
         if num_neighbors < -1 or num_neighbors == 0:
             raise ValueError(

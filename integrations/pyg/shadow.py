@@ -25,9 +25,13 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
     ``root_n_id`` (each root's row), ``y`` of the roots, every other node attribute of every
     node and every edge attribute of every edge.
 
-    Where it differs from PyG: a graph given as ``adj_t`` only is refused (give ``edge_index``);
-    an ego graph's nodes come in ascending order and its edges grouped by target; randomness is
-    torch's generator (``torch.manual_seed``).
+    Where it differs from PyG: ``num_neighbors=-1`` takes every in-neighbor (PyG's kernel then
+    takes none); a vertex reached twice in a root's tree (with ``replace=True``, or again at
+    depth 3 and more) draws its neighbors once, where PyG draws again for every occurrence; an
+    ego graph's edges are grouped by target (PyG sorts them by source; nodes are ascending in
+    both); a graph given as ``adj_t`` only is refused (give ``edge_index``); randomness is
+    torch's generator (``torch.manual_seed``). As in PyG, an attribute is sliced by its length,
+    nodes first: with as many edges as nodes, an edge attribute is sliced as a node one.
 
     Example:
         >>> import torch
@@ -61,12 +65,10 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         elif node_idx.dtype == torch.bool:
             node_idx = node_idx.nonzero().view(-1)
         self.node_idx = node_idx
-        kwargs.pop("collate_fn", None)
         super().__init__(node_idx.tolist(), collate_fn=self._collate, **kwargs)
 
     def _collate(self, roots: list[int]) -> Batch:
         egos = self.shadow_sampler.sample(torch.tensor(roots, dtype=torch.int64))
-        num_nodes = egos.nodes.numel()
         batch = Batch(
             batch=torch.repeat_interleave(torch.arange(len(roots)), egos.ptr.diff()),
             ptr=egos.ptr,
@@ -84,5 +86,4 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
                 batch[key] = value[egos.eid]
             else:
                 batch[key] = value
-        batch.num_nodes = num_nodes
         return batch
