@@ -35,6 +35,15 @@ int main() {
 }
 """
 
+# Python's link line on Debian and Ubuntu (sysconfig's LDSHARED) passes -Bsymbolic-functions: a
+# library's calls to functions it defines itself are bound when it is linked. Where the compiler
+# links libstdc++ statically, fastgl._C then calls its own copy of libstdc++'s functions while
+# their data (the locale and its facets) resolves to the process's libstdc++.so; where the two
+# versions differ, every error message that formats a number crashed (seen on a GPU machine whose
+# g++ linked libstdc++ 13 into the module beside the system's libstdc++ of gcc 14). This flag
+# restores the default: each call resolves where its data does.
+DEFAULT_BINDING_FLAG = "-Wl,-Bno-symbolic"
+
 
 def read_version(path: str = VERSION_FILE) -> str:
     """The string assigned to ``__version__`` in fastgl/_version.py, the one version number:
@@ -78,20 +87,20 @@ def want_cuda() -> bool:
     return torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None
 
 
-def openmp_supported(compiler: str = None) -> bool:
+def compiler_builds(flags: list, source: str, compiler: str = None) -> bool:
     """Whether `compiler` (default: the one torch's cpp_extension compiles with, $CXX or c++)
-    compiles and links a small OpenMP program with -fopenmp. The probe is built in a temporary
-    directory, removed afterwards."""
+    builds the C++ `source` with `flags`. The probe is built in a temporary directory, removed
+    afterwards; a compiler that is missing, fails or hangs counts as no."""
     command = shlex.split(compiler or cpp_extension.get_cxx_compiler())
     if not command:
         return False
-    with tempfile.TemporaryDirectory(prefix="fastgl-openmp-probe-") as tmp:
-        source = os.path.join(tmp, "probe.cpp")
-        with open(source, "w", encoding="utf-8") as f:
-            f.write(OPENMP_PROBE)
+    with tempfile.TemporaryDirectory(prefix="fastgl-build-probe-") as tmp:
+        path = os.path.join(tmp, "probe.cpp")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
         try:
             result = subprocess.run(
-                command + ["-fopenmp", source, "-o", os.path.join(tmp, "probe")],
+                command + flags + [path, "-o", os.path.join(tmp, "probe")],
                 cwd=tmp,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -101,6 +110,18 @@ def openmp_supported(compiler: str = None) -> bool:
         except (OSError, subprocess.SubprocessError):
             return False
         return result.returncode == 0
+
+
+def openmp_supported(compiler: str = None) -> bool:
+    """Whether `compiler` compiles and links a small OpenMP program with -fopenmp."""
+    return compiler_builds(["-fopenmp"], OPENMP_PROBE, compiler)
+
+
+def default_binding_supported(compiler: str = None) -> bool:
+    """Whether `compiler`'s linker takes DEFAULT_BINDING_FLAG (GNU ld 2.35 and later, lld)."""
+    return compiler_builds(
+        ["-shared", "-fPIC", DEFAULT_BINDING_FLAG], "int fastgl_probe() { return 0; }", compiler
+    )
 
 
 def openmp_note(with_openmp: bool, compiler: str) -> str:
@@ -127,6 +148,7 @@ def make_extension():
     with_cuda = want_cuda()
     with_openmp = openmp_supported()
     openmp_flags = ["-fopenmp"] if with_openmp else []
+    binding_flags = [DEFAULT_BINDING_FLAG] if default_binding_supported() else []
     cxx_flags = ["-O3"] + openmp_flags
     define_macros = []
     srcs = sources("*.cpp")
@@ -153,7 +175,7 @@ def make_extension():
         include_dirs=[os.path.join(ROOT, "csrc")],
         define_macros=define_macros,
         extra_compile_args=extra,
-        extra_link_args=openmp_flags,
+        extra_link_args=openmp_flags + binding_flags,
     )
 
 

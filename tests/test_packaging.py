@@ -1,10 +1,14 @@
 """Packaging: one version number (fastgl/_version.py, which setup.py parses without importing
-fastgl), benchmarks/ not installed (they run from the checkout), and setup.py's OpenMP probe.
+fastgl), benchmarks/ not installed (they run from the checkout), setup.py's OpenMP probe and how
+the module's calls into libstdc++ are bound.
 setup.py is imported, not run: its setup(...) call runs only as __main__, so nothing is built."""
 
 import importlib.metadata
 import importlib.util
 import os
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -117,3 +121,51 @@ def test_fopenmp_only_when_the_probe_succeeds(setup_py, monkeypatch, capsys, wit
     line = capsys.readouterr().out
     assert f"fastgl build: version {setup_py.VERSION}," in line
     assert ("OpenMP: on" if with_openmp else "OpenMP: off") in line
+
+
+@pytest.mark.parametrize("supported", [True, False])
+def test_default_binding_only_where_the_linker_takes_it(setup_py, monkeypatch, supported):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("FORCE_CUDA", "0")
+    monkeypatch.setattr(setup_py, "default_binding_supported", lambda compiler=None: supported)
+    ext = setup_py.make_extension()
+    assert (setup_py.DEFAULT_BINDING_FLAG in ext.extra_link_args) is supported
+
+
+FORMATS_A_NUMBER = """
+#include <sstream>
+#include <string>
+extern "C" int fastgl_format(long v) { std::ostringstream s; s << v; return (int)s.str().size(); }
+"""
+# std::ostream::_M_insert<long>, the libstdc++ function that formats a long.
+INSERT_LONG = "_ZNSo9_M_insertIlEERSoT_"
+
+
+def test_static_libstdcxx_calls_resolve_where_its_data_does(setup_py, monkeypatch, tmp_path):
+    """A compiler that links libstdc++ statically, under Python's -Bsymbolic-functions: with the
+    extension's link flags, the module's call to a libstdc++ function it carries still goes
+    through the dynamic linker (a relocation), which resolves it to the same library as that
+    function's data. Bound at link time instead, it crashed where the two libstdc++ differ."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("FORCE_CUDA", "0")
+    compiler = shlex.split(setup_py.cpp_extension.get_cxx_compiler())
+    if shutil.which("readelf") is None or shutil.which(compiler[0]) is None:
+        pytest.skip("needs readelf and the C++ compiler")
+    if not setup_py.default_binding_supported():
+        pytest.skip(f"the linker does not take {setup_py.DEFAULT_BINDING_FLAG}")
+    source = tmp_path / "probe.cpp"
+    source.write_text(FORMATS_A_NUMBER)
+
+    def relocations(link_flags):
+        library = tmp_path / "probe.so"
+        command = compiler + ["-shared", "-fPIC", "-O2", "-static-libstdc++"]
+        command += ["-Wl,-Bsymbolic-functions", *link_flags, str(source), "-o", str(library)]
+        if subprocess.run(command, capture_output=True).returncode != 0:
+            pytest.skip("the compiler cannot link libstdc++ statically into a shared library")
+        dump = subprocess.run(["readelf", "-rW", str(library)], capture_output=True, text=True)
+        return dump.stdout.count(INSERT_LONG)
+
+    # The probe is sensitive: without the flag, the call is bound inside the library.
+    assert relocations([]) == 0
+    ext_flags = [f for f in setup_py.make_extension().extra_link_args if f.startswith("-Wl,")]
+    assert relocations(ext_flags) >= 1
