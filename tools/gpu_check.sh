@@ -1,42 +1,98 @@
 #!/usr/bin/env bash
-# Everything a machine with a GPU should verify, in one run (about 10-15 minutes on one H100):
-# build with CUDA, the CUDA tests, compute-sanitizer over them, and the sampling, aggregation and
-# ES-SpMM benchmarks, the drop-in sampler benchmark and the training pipeline benchmark.
-# Logs and JSON results go to $OUT (default ./gpu-check); commit the JSON under benchmarks/results.
+# Everything a machine with a GPU should verify, in stages that fit a short lease:
+#   build     build with CUDA (FORCE_CUDA=1) in place
+#   tests     the CUDA tests, then the whole suite on the CUDA build
+#   sanitize  compute-sanitizer (SANITIZERS: memcheck racecheck synccheck) over every CUDA test
+#             file, JOBS files at a time, each for at most SANITIZE_LIMIT seconds
+#   bench     the benchmarks on the GPU (BENCH_PRESET: small or products)
+# STAGES picks them (default: all, in that order). Every step has a time limit (STEP_LIMIT
+# seconds, or the step's own), so the run ends on its own and its logs are complete; no step
+# stops the ones after it. Logs and JSON go to $OUT (default ./gpu-check), and after every step
+# they are packed into $OUT/gpu-check.tar.gz, so a run cut short still leaves its logs in one file.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check}
-mkdir -p "$OUT"
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} FORCE_CUDA=1
+LOGS="$OUT/logs"
+mkdir -p "$LOGS"
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} FORCE_CUDA=1 PYTHONUNBUFFERED=1
+export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 PY=${PYTHON:-python}
+STAGES=${STAGES-build tests sanitize bench}
+BENCH_PRESET=${BENCH_PRESET:-products}
+STEP_LIMIT=${STEP_LIMIT:-300}
+SANITIZE_LIMIT=${SANITIZE_LIMIT:-$STEP_LIMIT}
+SANITIZERS=${SANITIZERS:-memcheck racecheck synccheck}
+JOBS=${JOBS:-8}
 
-run() {  # run NAME CMD...: log to $OUT/NAME.log, report the exit status
-    echo "== $1"
-    "${@:2}" > "$OUT/$1.log" 2>&1
+# Packed beside, then moved: two stages running at once never leave a half-written archive.
+pack() { tar -czf "$OUT/.pack.$$" -C "$OUT" logs && mv "$OUT/.pack.$$" "$OUT/gpu-check.tar.gz"; }
+
+run() {  # run NAME LIMIT CMD...: log to $LOGS/NAME.log, report the exit status and the time
+    local name=$1 limit=$2 start=$SECONDS
+    echo "== $name"
+    timeout --kill-after=10 "$limit" "${@:3}" > "$LOGS/$name.log" 2>&1
     local rc=$?
-    echo "   exit $rc (log: $OUT/$1.log)"
-    tail -n 5 "$OUT/$1.log"
+    echo "   exit $rc in $((SECONDS - start)) s (log: $LOGS/$name.log)"
+    tail -n 4 "$LOGS/$name.log"
+    pack
     return $rc
 }
 
-run build $PY -m pip install --no-build-isolation -v -e . || exit 1
-run info $PY -m fastgl info
-run cuda-tests $PY -m pytest -m cuda -q tests/cuda
-run sanitizer compute-sanitizer --tool memcheck --error-exitcode 1 \
-    $PY -m pytest -m cuda -q -x tests/cuda
-run all-tests $PY -m pytest -q tests
-run bench-small $PY -m benchmarks.sampling --device cuda --preset small \
-    --out "$OUT/sampling-cuda-small.json"
-run bench-products $PY -m benchmarks.sampling --device cuda --preset products \
-    --out "$OUT/sampling-cuda-products.json"
-run bench-aggregate $PY -m benchmarks.aggregate --device cuda --preset products \
-    --whole-preset products --out "$OUT/aggregate-cuda-products.json"
-run bench-es-spmm $PY -m benchmarks.es_spmm --device cuda --out "$OUT/es_spmm-cuda.json"
-# No DGL on a GPU machine: this measures the PyG drop-in's sampler on the GPU against the CPU.
-run bench-dgl-sampler $PY -m benchmarks.dgl_sampler --device cuda \
-    --out "$OUT/dgl_sampler-cuda.json"
-# The training pipeline (Match, Reorder) on products-scale R-MAT, then with UVA and a 2 GiB cache.
-run bench-pipeline $PY -m benchmarks.pipeline --device cuda \
-    --out "$OUT/pipeline-cuda-products.json"
-run bench-pipeline-uva $PY -m benchmarks.pipeline --device cuda --transfer uva --cache 2GiB \
-    --out "$OUT/pipeline-cuda-products-uva-cache.json"
+has_stage() { [[ " $STAGES " == *" $1 "* ]]; }
+
+sanitize_file() {  # sanitize_file TOOL FILE: one compute-sanitizer run over one test file
+    local tool=$1 file=$2
+    local log="$LOGS/sanitize-$tool-$(basename "$file" .py).log"
+    timeout --kill-after=10 "$SANITIZE_LIMIT" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        $PY -m pytest -q -p no:cacheprovider "$file" > "$log" 2>&1
+    local rc=$?
+    echo "$tool $(basename "$file"): exit $rc"
+}
+export -f sanitize_file
+export LOGS PY SANITIZE_LIMIT
+
+if has_stage build; then
+    run build "$STEP_LIMIT" $PY -m pip install --no-build-isolation --no-deps --use-pep517 -v -e . || exit 1
+    run info 60 $PY -m fastgl info || exit 1
+    # Which C++ toolchain built the module, and whether it carries its own libstdc++ (see
+    # DEFAULT_BINDING_FLAG in setup.py): facts to read before blaming a kernel for a crash.
+    run toolchain 60 bash -c 'echo "CC=${CC-} CXX=${CXX-}"
+        for c in "${CXX:-c++}" "${CC:-cc}" nvcc; do command -v "$c"; "$c" --version | head -n 1; done
+        so=$(ls fastgl/_C*.so)
+        readelf -d "$so" | grep -E "NEEDED|FLAGS"
+        n=$(nm -D --defined-only "$so" | grep -c " _ZNSo9_M_insertIlEERSoT_")
+        echo "libstdc++ linked into the module (it defines ostream::_M_insert<long>): $n"'
+fi
+
+if has_stage tests; then
+    run cuda-tests "$STEP_LIMIT" $PY -m pytest -q -rfE tests/cuda
+    # pytest-xdist, where installed, spreads the whole suite over the machine's cores.
+    xdist=()
+    $PY -c "import xdist" 2> /dev/null && xdist=(-n "$JOBS")
+    run all-tests "$STEP_LIMIT" $PY -m pytest -q -rfE "${xdist[@]}" tests
+fi
+
+if has_stage sanitize; then
+    echo "== sanitize"
+    for tool in $SANITIZERS; do
+        for file in tests/cuda/test_*.py; do echo "$tool $file"; done
+    done | xargs -P "$JOBS" -L 1 bash -c 'sanitize_file "$0" "$1"' | sort | tee "$LOGS/sanitize.log"
+    grep -h "ERROR SUMMARY" "$LOGS"/sanitize-*.log | sort | uniq -c
+    pack
+fi
+
+if has_stage bench; then
+    preset=$BENCH_PRESET
+    run bench-sampling "$STEP_LIMIT" $PY -m benchmarks.sampling --device cuda --preset "$preset" \
+        --out "$LOGS/sampling-cuda-$preset.json"
+    run bench-aggregate "$STEP_LIMIT" $PY -m benchmarks.aggregate --device cuda --preset "$preset" \
+        --whole-preset "$preset" --out "$LOGS/aggregate-cuda-$preset.json"
+    run bench-es-spmm "$STEP_LIMIT" $PY -m benchmarks.es_spmm --device cuda \
+        --out "$LOGS/es_spmm-cuda.json"
+    # No DGL on a GPU machine: this measures the PyG drop-in's sampler on the GPU against the CPU.
+    run bench-dgl-sampler "$STEP_LIMIT" $PY -m benchmarks.dgl_sampler --device cuda \
+        --out "$LOGS/dgl_sampler-cuda.json"
+    run bench-pipeline "$STEP_LIMIT" $PY -m benchmarks.pipeline --device cuda \
+        --out "$LOGS/pipeline-cuda-$preset.json"
+fi
+pack

@@ -20,5 +20,5 @@ def test_gpu_data_is_sampled_on_the_gpu_like_on_the_cpu():
         batches[device] = list(loader)
     for cpu, gpu in zip(batches["cpu"], batches["cuda"]):
         assert gpu.edge_index.is_cuda and gpu.n_id.is_cuda
-        assert torch.equal(data.edge_index[:, gpu.e_id.cpu()], gpu.n_id[gpu.edge_index].cpu())
+        assert torch.equal(edge_index[:, gpu.e_id.cpu()], gpu.n_id[gpu.edge_index].cpu())
         assert gpu.num_sampled_nodes[0] == cpu.num_sampled_nodes[0] == gpu.batch_size
