@@ -35,13 +35,14 @@ int main() {
 }
 """
 
-# Python's link line on Debian and Ubuntu (sysconfig's LDSHARED) passes -Bsymbolic-functions: a
-# library's calls to functions it defines itself are bound when it is linked. Where the compiler
-# links libstdc++ statically, fastgl._C then calls its own copy of libstdc++'s functions while
-# their data (the locale and its facets) resolves to the process's libstdc++.so; where the two
-# versions differ, every error message that formats a number crashed (seen on a GPU machine whose
-# g++ linked libstdc++ 13 into the module beside the system's libstdc++ of gcc 14). This flag
-# restores the default: each call resolves where its data does.
+# Python's link lines on Debian and Ubuntu (sysconfig's LDSHARED and LDCXXSHARED) pass
+# -Bsymbolic-functions: a library's calls to functions it defines itself are bound when it is
+# linked. Where the compiler links libstdc++ statically, fastgl._C then called its own copy of
+# libstdc++'s functions while their data (the locale's facet ids) resolved to the process's
+# libstdc++.so; where the two versions differ, every error message that formats a number
+# crashed (seen on a GPU machine: libstdc++ 13 linked into the module, the system's of gcc 14
+# loaded). This flag restores the default binding, so those calls resolve to the loaded
+# libstdc++.so like their data; only what it does not export stays with the module's copy.
 DEFAULT_BINDING_FLAG = "-Wl,-Bno-symbolic"
 
 

@@ -143,9 +143,10 @@ INSERT_LONG = "_ZNSo9_M_insertIlEERSoT_"
 
 def test_static_libstdcxx_calls_resolve_where_its_data_does(setup_py, monkeypatch, tmp_path):
     """A compiler that links libstdc++ statically, under Python's -Bsymbolic-functions: with the
-    extension's link flags, the module's call to a libstdc++ function it carries still goes
-    through the dynamic linker (a relocation), which resolves it to the same library as that
-    function's data. Bound at link time instead, it crashed where the two libstdc++ differ."""
+    extension's link flags (appended after Python's, as setuptools does), the module's call to
+    a libstdc++ function it carries keeps its relocation, so the dynamic linker resolves it to
+    the loaded libstdc++.so, where its data resolves. Bound at link time instead (no
+    relocation), it crashed where the two libstdc++ differ."""
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FORCE_CUDA", "0")
     compiler = shlex.split(setup_py.cpp_extension.get_cxx_compiler())

@@ -6,9 +6,10 @@
 #             file, JOBS files at a time, each for at most SANITIZE_LIMIT seconds
 #   bench     the benchmarks on the GPU (BENCH_PRESET: small or products)
 # STAGES picks them (default: all, in that order). Every step has a time limit (STEP_LIMIT
-# seconds, or the step's own), so the run ends on its own and its logs are complete; no step
-# stops the ones after it. Logs and JSON go to $OUT (default ./gpu-check), and after every step
-# they are packed into $OUT/gpu-check.tar.gz, so a run cut short still leaves its logs in one file.
+# seconds, or the step's own), so the run ends on its own. A failed build ends the run; any
+# other failed step is reported and the run goes on, and the script exits 1 if any step failed.
+# Logs and JSON go to $OUT (default ./gpu-check), packed into $OUT/gpu-check.tar.gz after every
+# step and every sanitized file, so a run cut short still leaves its logs in one file.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check}
@@ -24,8 +25,14 @@ SANITIZE_LIMIT=${SANITIZE_LIMIT:-$STEP_LIMIT}
 SANITIZERS=${SANITIZERS:-memcheck racecheck synccheck}
 JOBS=${JOBS:-8}
 
-# Packed beside, then moved: two stages running at once never leave a half-written archive.
-pack() { tar -czf "$OUT/.pack.$$" -C "$OUT" logs && mv "$OUT/.pack.$$" "$OUT/gpu-check.tar.gz"; }
+# Packed beside, then moved: two stages running at once never leave a half-written archive. A
+# log another stage is still writing makes tar warn and exit 1; the archive is still good.
+pack() {
+    local part="$OUT/.pack.$$.$RANDOM"
+    tar --warning=no-file-changed -czf "$part" -C "$OUT" logs
+    if (($? <= 1)); then mv "$part" "$OUT/gpu-check.tar.gz"; else rm -f "$part"; fi
+}
+failed=0
 
 run() {  # run NAME LIMIT CMD...: log to $LOGS/NAME.log, report the exit status and the time
     local name=$1 limit=$2 start=$SECONDS
@@ -35,6 +42,7 @@ run() {  # run NAME LIMIT CMD...: log to $LOGS/NAME.log, report the exit status 
     echo "   exit $rc in $((SECONDS - start)) s (log: $LOGS/$name.log)"
     tail -n 4 "$LOGS/$name.log"
     pack
+    ((rc == 0)) || failed=1
     return $rc
 }
 
@@ -47,9 +55,10 @@ sanitize_file() {  # sanitize_file TOOL FILE: one compute-sanitizer run over one
         $PY -m pytest -q -p no:cacheprovider "$file" > "$log" 2>&1
     local rc=$?
     echo "$tool $(basename "$file"): exit $rc"
+    pack
 }
-export -f sanitize_file
-export LOGS PY SANITIZE_LIMIT
+export -f sanitize_file pack
+export LOGS PY SANITIZE_LIMIT OUT
 
 if has_stage build; then
     run build "$STEP_LIMIT" $PY -m pip install --no-build-isolation --no-deps --use-pep517 -v -e . || exit 1
@@ -58,10 +67,19 @@ if has_stage build; then
     # DEFAULT_BINDING_FLAG in setup.py): facts to read before blaming a kernel for a crash.
     run toolchain 60 bash -c 'echo "CC=${CC-} CXX=${CXX-}"
         for c in "${CXX:-c++}" "${CC:-cc}" nvcc; do command -v "$c"; "$c" --version | head -n 1; done
-        so=$(ls fastgl/_C*.so)
-        readelf -d "$so" | grep -E "NEEDED|FLAGS"
-        n=$(nm -D --defined-only "$so" | grep -c " _ZNSo9_M_insertIlEERSoT_")
-        echo "libstdc++ linked into the module (it defines ostream::_M_insert<long>): $n"'
+        for so in fastgl/_C*.so; do
+            readelf -d "$so" | grep -E "NEEDED|FLAGS"
+            insert=_ZNSo9_M_insertIlEERSoT_  # std::ostream::_M_insert<long>, from libstdc++
+            echo "libstdc++ linked in (the module defines $insert): $(nm -D --defined-only "$so" | grep -c $insert)"
+            echo "calls to it left to the dynamic linker (relocations): $(readelf -rW "$so" | grep -c $insert)"
+        done'
+    # An error message that formats a number: it crashed the process where the module's own
+    # libstdc++ and the loaded one were mixed.
+    run error-message 60 $PY -c 'import torch, fastgl
+try:
+    torch.ops.fastgl.overlap_counts(torch.tensor([1, -2]), torch.tensor([0, 2]))
+except RuntimeError as error:
+    print("raised:", str(error).splitlines()[0])'
 fi
 
 if has_stage tests; then
@@ -76,8 +94,9 @@ if has_stage sanitize; then
     echo "== sanitize"
     for tool in $SANITIZERS; do
         for file in tests/cuda/test_*.py; do echo "$tool $file"; done
-    done | xargs -P "$JOBS" -L 1 bash -c 'sanitize_file "$0" "$1"' | sort | tee "$LOGS/sanitize.log"
+    done | xargs -P "$JOBS" -L 1 bash -c 'sanitize_file "$0" "$1"' | tee "$LOGS/sanitize.log"
     grep -h "ERROR SUMMARY" "$LOGS"/sanitize-*.log | sort | uniq -c
+    grep -q ": exit [^0]" "$LOGS/sanitize.log" && failed=1
     pack
 fi
 
@@ -96,3 +115,4 @@ if has_stage bench; then
         --out "$LOGS/pipeline-cuda-$preset.json"
 fi
 pack
+exit $failed
