@@ -751,6 +751,7 @@ def draw_one_slot(key: int, stream: int, degree: int, weight: list[float] | None
 
 
 NODE2VEC_MAX_TRIALS = 16  # csrc/sampling/walk_step.h kMaxTrials
+RESTART_SCALE = 1 << 53  # kRestartScale: a restart's uniform is draw 0's bits modulo 2^53
 
 
 def _node2vec_offset(key, walk, row, row_weight, previous_row, previous, p, q) -> int:
@@ -808,10 +809,8 @@ def random_walk_reference(
             restarts = (
                 current >= 0
                 and restart_prob > 0
-                and draw_one_slot(
-                    hop_key(seed, 2 * t + 1), walk, 2, [restart_prob, 1 - restart_prob]
-                )
-                == 0
+                and philox_bits(hop_key(seed, 2 * t + 1), walk, 0) % RESTART_SCALE
+                < restart_prob * RESTART_SCALE
             )
             if restarts:
                 following = start if ppr else -1

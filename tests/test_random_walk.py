@@ -208,12 +208,14 @@ def sample_ranges_step(graph, current, step, seed, weighted):
 
 
 def sample_ranges_restarts(num_walks, step, seed, restart_prob):
-    """Step ``step``'s restart decisions as sample_ranges draws them: one range [0, 2) per walk
-    over the weights [r, 1 - r], key hop_key(seed, 2 * step + 1); slot 0 restarts."""
+    """Step ``step``'s restart decisions as sample_ranges draws them: one slot u of [0, 2^53)
+    per walk, uniform, key hop_key(seed, 2 * step + 1); the walk restarts when u < r * 2^53."""
     zeros = torch.zeros(num_walks, dtype=torch.int64)
-    weight = torch.tensor([restart_prob, 1 - restart_prob], dtype=torch.float64)
-    _, slots = sample_ranges(zeros, zeros + 2, weight, zeros + 1, True, hop_key(seed, 2 * step + 1))
-    return slots == 0
+    scale = 1 << 53
+    _, slots = sample_ranges(
+        zeros, zeros + scale, None, zeros + 1, True, hop_key(seed, 2 * step + 1)
+    )
+    return slots.double() < restart_prob * scale
 
 
 @pytest.mark.parametrize("weighted", [False, True])

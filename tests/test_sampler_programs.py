@@ -552,6 +552,30 @@ def test_choose_is_sample_ranges_over_the_weights_per_pair():
     assert set(choices.tolist()) == {0, 2}
 
 
+def test_uniform_is_a_slot_of_two_to_the_53_per_pair():
+    """ProgramRandom.uniform: key (step, draw), stream = pair, one draw from [0, 2^53), scaled
+    into [0, 1); its mean and spread are a uniform's."""
+
+    class Uniforms(OneStep):
+        keys_per_step = 3
+
+        def start(self, seeds, rng):
+            return {"u": rng.uniform(20_000, step=4, draw=2)}
+
+        def finish(self, state):
+            return state["u"]
+
+    _, _, graph = weighted_graph()
+    u = run_program(Uniforms(graph, longs([]), 0), longs([0]), gen(3))
+    key = hop_key(draw_key(gen(3), torch.device("cpu")), 4 * 3 + 2)
+    zeros = torch.zeros(20_000, dtype=torch.int64)
+    _, slots = sample_ranges(zeros, zeros + (1 << 53), None, zeros + 1, True, key)
+    assert u.dtype == torch.float64 and torch.equal(u, slots.double() / (1 << 53))
+    assert bool(((u >= 0) & (u < 1)).all())
+    # mean 1/2 and variance 1/12, each within about 5 standard errors
+    assert abs(u.mean().item() - 0.5) < 0.01 and abs(u.var().item() - 1 / 12) < 0.003
+
+
 def test_steps_draw_with_their_own_keys():
     """Step s of a program with k keys per step draws with hop_key(key, s * k)."""
 
@@ -723,6 +747,16 @@ def test_bad_choose_calls_are_rejected():
         run_program(Chooser(graph, torch.zeros(2), 1), longs([0]))
     with pytest.raises(ValueError, match=r"1-D floating-point weight tensor, got torch.int64"):
         run_program(Chooser(graph, longs([1, 2]), 1), longs([0]))
+
+
+def test_bad_uniform_draws_are_rejected():
+    class Uniforms(OneStep):
+        def start(self, seeds, rng):
+            rng.uniform(3, 0, draw=1)
+
+    _, _, graph = weighted_graph()
+    with pytest.raises(ValueError, match=r"Uniforms\): uniform\(draw=1\) needs 1 <= draw < "):
+        run_program(Uniforms(graph, longs([]), 0), longs([0]))
 
 
 def test_bad_run_arguments():

@@ -45,6 +45,9 @@ EdgeWeight = Callable[[Tensor, Tensor, Tensor, int], Tensor | None]
 CandidateWeight = Callable[["Neighborhood", int], Tensor | None]
 
 DIRECTIONS = ("in", "out")
+#: ProgramRandom.uniform's resolution: a slot in [0, 2^53), exact in a double (the kernels'
+#: kRestartScale, csrc/sampling/walk_step.h).
+UNIFORM_SCALE = 1 << 53
 
 
 class Neighborhood(NamedTuple):
@@ -98,7 +101,8 @@ class ProgramRandom:
 
     Step ``s`` owns the keys ``hop_key(key, s * keys_per_step + d)`` for ``d < keys_per_step``
     (:func:`~fastgl.sampling.neighbor.hop_key`, the built-in samplers' derivation): ``d = 0``
-    draws the step's neighbors, the others are the program's, through :meth:`choose`.
+    draws the step's neighbors, the others are the program's, through :meth:`choose` and
+    :meth:`uniform`.
 
     Example:
         >>> rng = ProgramRandom(key=7, keys_per_step=2, where="example")
@@ -115,18 +119,38 @@ class ProgramRandom:
         """The signed int64 Philox key of draw ``draw`` of step ``step``."""
         return hop_key(self._key, step * self._keys_per_step + draw)
 
+    def _check_draw(self, method: str, draw: int) -> None:
+        if not 1 <= draw < self._keys_per_step:
+            raise ValueError(
+                f"{self._where}: {method}(draw={draw}) needs 1 <= draw < keys_per_step = "
+                f"{self._keys_per_step} (draw 0 is the step's neighbor draw); raise the "
+                "program's keys_per_step"
+            )
+
+    def uniform(self, count: int, step: int, draw: int = 1, device=None) -> Tensor:
+        """``[count]`` float64 uniforms in ``[0, 1)`` on 53 bits, pair ``p``'s from key
+        ``(step, draw)`` and stream ``p``: ``sample_ranges``' draw of one slot in ``[0, 2^53)``,
+        scaled by ``2^-53``. How the built-in walk decides a restart (``u < restart_prob``).
+
+        Example:
+            >>> rng = ProgramRandom(key=7, keys_per_step=2, where="example")
+            >>> u = rng.uniform(3, step=0)
+            >>> u.dtype, bool(((u >= 0) & (u < 1)).all())
+            (torch.float64, True)
+        """
+        self._check_draw("uniform", draw)
+        zeros = torch.zeros(count, dtype=torch.int64, device=device)
+        _, slots = sample_ranges(
+            zeros, zeros + UNIFORM_SCALE, None, zeros + 1, True, self.key(step, draw)
+        )
+        return slots.double() / UNIFORM_SCALE
+
     def choose(self, weights: Tensor, count: int, step: int, draw: int = 1) -> Tensor:
         """``[count]`` int64: for each pair ``p < count``, an index into ``weights`` drawn
         proportionally to them (at least one must be positive), from key ``(step, draw)`` and
         stream ``p`` (so pair ``p``'s choice is the same whatever ``count`` is). This is
-        ``sample_ranges`` with one range over ``weights`` per pair, fanout 1, with replacement:
-        how the built-in walk decides a restart (weights ``[restart_prob, 1 - restart_prob]``)."""
-        if not 1 <= draw < self._keys_per_step:
-            raise ValueError(
-                f"{self._where}: choose(draw={draw}) needs 1 <= draw < keys_per_step = "
-                f"{self._keys_per_step} (draw 0 is the step's neighbor draw); raise the "
-                "program's keys_per_step"
-            )
+        ``sample_ranges`` with one range over ``weights`` per pair, fanout 1, with replacement."""
+        self._check_draw("choose", draw)
         if weights.dim() != 1 or not weights.is_floating_point():
             raise ValueError(
                 f"{self._where}: choose needs a 1-D floating-point weight tensor, got "
@@ -414,8 +438,8 @@ class DeepWalkProgram(SamplerProgram):
 
     A walk ends (``-1`` from there on) at a node without drawable out-edges and, with
     ``restart_prob`` (DGL's meaning), before any step with that probability: step ``t`` decides
-    it with the step's second key (``rng.choose`` over ``[restart_prob, 1 - restart_prob]``,
-    index 0 restarts), then moves with its first, as the op does.
+    it with the step's second key (``rng.uniform`` below ``restart_prob`` restarts), then moves
+    with its first, as the op does.
 
     Args:
         graph: the graph; walks follow its out-edges.
@@ -457,9 +481,6 @@ class DeepWalkProgram(SamplerProgram):
         self.steps = length
         self.restart_prob = float(restart_prob)
         self.walks_per_node = walks_per_node
-        self._stop_or_go = torch.tensor(
-            [self.restart_prob, 1 - self.restart_prob], dtype=torch.float64, device=graph.device
-        )
         if weighted:
             self.edge_weight = StoredWeights(graph)
 
@@ -474,8 +495,8 @@ class DeepWalkProgram(SamplerProgram):
     def transits(self, state: WalkState, step: int) -> Tensor:
         current = state.nodes[:, step]
         if self.restart_prob > 0:
-            chosen = state.rng.choose(self._stop_or_go, current.numel(), step)
-            state.restarting = (current >= 0) & (chosen == 0)
+            u = state.rng.uniform(current.numel(), step, device=current.device)
+            state.restarting = (current >= 0) & (u < self.restart_prob)
         return torch.where(state.restarting, -1, current)  # a restarting walk does not move
 
     def fanout(self, step: int) -> int:
