@@ -105,20 +105,22 @@ struct GroupTrials {
   std::array<int32_t, kWalkGroup> pending;
 };
 
-// Step t of walks [begin, end): first-order moves at once; node2vec's trials in rounds over all
-// the group's pending moves, so that their candidates' reads and their searches' probes, each a
-// likely cache miss and each depending on the one before, overlap across walks.
-// `first_offset[w - begin]` is walk w's first candidate when prefetch_move drew it, else -1.
+// Step t of the group's live walks, `walks[0 .. count)`: first-order moves at once; node2vec's
+// trials in rounds over all the group's pending moves, so that their candidates' reads and their
+// searches' probes, each a likely cache miss and each depending on the one before, overlap
+// across walks. `first_offset[i]` is walks[i]'s first candidate when prefetch_move drew it, else
+// -1.
 template <typename index_t, typename weight_t, typename Fault>
-void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end, int64_t t,
-                const int64_t* first_offset, GroupTrials<index_t, weight_t>& trials,
+void step_group(const WalkView<index_t, weight_t>& view, const int64_t* walks, int32_t count,
+                int64_t t, const int64_t* first_offset, GroupTrials<index_t, weight_t>& trials,
                 const Fault& keep_fault) {
   int32_t n = 0;
-  for (int64_t w = begin; w < end; ++w) {
+  for (int32_t i = 0; i < count; ++i) {
+    const int64_t w = walks[i];
     const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
     int64_t fault = move.result;
     if (move.draws) {
-      const int64_t drawn = first_offset[w - begin];
+      const int64_t drawn = first_offset[i];
       const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, 0, move.row);
       if (move.previous >= 0) {
         PendingTrial<index_t, weight_t>& p = trials.trial[n];
@@ -146,24 +148,47 @@ void step_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   }
 }
 
+// Pads what walk w would have written after its step t, at which it ended: its nodes past t+1
+// and its edges past t (the step padded its own).
+template <typename index_t, typename weight_t>
+void pad_after(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
+  std::fill(view.nodes + w * (view.length + 1) + t + 2, view.nodes + (w + 1) * (view.length + 1),
+            -1);
+  std::fill(view.edges + w * view.length + t + 1, view.edges + (w + 1) * view.length, -1);
+}
+
 // Walks [begin, end), at most kWalkGroup of them, to their end, one step of every walk at a
 // time. A walk alone waits for each read in turn (its row's bounds, the target it drew, node2vec's
 // search of the previous row; its next row depends on the target), but the steps of different
 // walks are independent: the group's row bounds are prefetched together, then what each walk's
-// move reads, and only then does each walk step, mostly from cache.
+// move reads, and only then does each walk step, mostly from cache. A walk that ends (a dead end,
+// a restart that ends it, a fault) leaves the group's list with its outputs padded to the end, so
+// the later steps do not test it again: which walks have ended is unpredictable, and such tests
+// cost mispredicted branches in every loop over the group.
 template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
   GroupTrials<index_t, weight_t> trials{};
   TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
-  std::array<int64_t, kWalkGroup> first_offset;
-  for (int64_t t = 0; t < view.length; ++t) {
-    for (int64_t w = begin; w < end; ++w) {
-      const int64_t current = view.node(w, t);
+  std::array<int64_t, kWalkGroup> first_offset, live;
+  int32_t count = 0;
+  for (int64_t w = begin; w < end; ++w) live[count++] = w;
+  for (int64_t t = 0; t < view.length && count > 0; ++t) {
+    for (int32_t i = 0; i < count; ++i) {
+      const int64_t current = view.node(live[i], t);
       if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
-    for (int64_t w = begin; w < end; ++w) first_offset[w - begin] = prefetch_move(view, w, t);
-    step_group(view, begin, end, t, first_offset.data(), trials, keep_fault);
+    for (int32_t i = 0; i < count; ++i) first_offset[i] = prefetch_move(view, live[i], t);
+    step_group(view, live.data(), count, t, first_offset.data(), trials, keep_fault);
+    int32_t kept = 0;
+    for (int32_t i = 0; i < count; ++i) {
+      if (view.node(live[i], t + 1) >= 0) {
+        live[kept++] = live[i];
+      } else {
+        pad_after(view, live[i], t);
+      }
+    }
+    count = kept;
   }
 }
 
