@@ -531,23 +531,30 @@ def test_a_bool_weight_draws_uniformly_among_the_kept_candidates(replace, collec
     assert bool((draws.nodes % 2 == 0).all()) and draws.nodes.numel() > 0
 
 
-def test_choose_is_sample_ranges_over_the_weights_per_pair():
-    """ProgramRandom.choose: key (step, draw), stream = pair, one draw from [0, len(weights))."""
+def drawn_in_a_run(draw):
+    """What ``draw(rng)`` returns inside a run (3 keys per step, generator ``gen(3)``), and that
+    run's key of step 4's draw 2."""
 
-    class Chooser(OneStep):
+    class Drawer(OneStep):
         keys_per_step = 3
 
         def start(self, seeds, rng):
-            return {"choices": rng.choose(torch.tensor([0.2, 0.0, 0.8]), 500, step=4, draw=2)}
+            return {"drawn": draw(rng)}
 
         def finish(self, state):
-            return state["choices"]
+            return state["drawn"]
 
     _, _, graph = weighted_graph()
-    choices = run_program(Chooser(graph, longs([]), 0), longs([0]), gen(3))
-    key = hop_key(draw_key(gen(3), torch.device("cpu")), 4 * 3 + 2)
+    drawn = run_program(Drawer(graph, longs([]), 0), longs([0]), gen(3))
+    return drawn, hop_key(draw_key(gen(3), torch.device("cpu")), 4 * 3 + 2)
+
+
+def test_choose_is_sample_ranges_over_the_weights_per_pair():
+    """ProgramRandom.choose: key (step, draw), stream = pair, one draw from [0, len(weights))."""
+    weights = torch.tensor([0.2, 0.0, 0.8])
+    choices, key = drawn_in_a_run(lambda rng: rng.choose(weights, 500, step=4, draw=2))
     zeros = torch.zeros(500, dtype=torch.int64)
-    _, want = sample_ranges(zeros, zeros + 3, torch.tensor([0.2, 0.0, 0.8]), zeros + 1, True, key)
+    _, want = sample_ranges(zeros, zeros + 3, weights, zeros + 1, True, key)
     assert torch.equal(choices, want)
     assert set(choices.tolist()) == {0, 2}
 
@@ -555,19 +562,7 @@ def test_choose_is_sample_ranges_over_the_weights_per_pair():
 def test_uniform_is_a_slot_of_two_to_the_53_per_pair():
     """ProgramRandom.uniform: key (step, draw), stream = pair, one draw from [0, 2^53), scaled
     into [0, 1); its mean and spread are a uniform's."""
-
-    class Uniforms(OneStep):
-        keys_per_step = 3
-
-        def start(self, seeds, rng):
-            return {"u": rng.uniform(20_000, step=4, draw=2)}
-
-        def finish(self, state):
-            return state["u"]
-
-    _, _, graph = weighted_graph()
-    u = run_program(Uniforms(graph, longs([]), 0), longs([0]), gen(3))
-    key = hop_key(draw_key(gen(3), torch.device("cpu")), 4 * 3 + 2)
+    u, key = drawn_in_a_run(lambda rng: rng.uniform(20_000, step=4, draw=2))
     zeros = torch.zeros(20_000, dtype=torch.int64)
     _, slots = sample_ranges(zeros, zeros + (1 << 53), None, zeros + 1, True, key)
     assert u.dtype == torch.float64 and torch.equal(u, slots.double() / (1 << 53))
