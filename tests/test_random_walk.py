@@ -23,6 +23,7 @@ from reference import (
     assert_chi_square_fits,
     edge_index_strategy,
     hop_key,
+    philox_bits,
     random_edge_index,
     random_walk_reference,
     random_weights,
@@ -216,6 +217,23 @@ def sample_ranges_restarts(num_walks, step, seed, restart_prob):
         zeros, zeros + scale, None, zeros + 1, True, hop_key(seed, 2 * step + 1)
     )
     return slots.double() < restart_prob * scale
+
+
+@pytest.mark.parametrize("schedule", ["sample", "transit"])
+def test_a_restart_is_its_uniform_below_restart_prob(schedule):
+    """The threshold exactly: walk w's restart uniform at step 0 is u = draw 0 of stream w under
+    hop_key(seed, 1), modulo 2^53; restart_prob = u / 2^53 does not restart it (u < u fails),
+    (u + 1) / 2^53 does."""
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), 2)  # never a dead end
+    starts = torch.zeros(6, dtype=torch.int64)
+    seed = 424242
+    for w in range(len(starts)):
+        u = philox_bits(hop_key(seed, 1), w, 0) % (1 << 53)
+        for restart_prob, restarts in ((u / (1 << 53), False), ((u + 1) / (1 << 53), True)):
+            nodes, _ = raw_walk(
+                graph, starts, 1, restart_prob=restart_prob, schedule=schedule, seed=seed
+            )
+            assert nodes[w, 1].item() == (-1 if restarts else 1), (w, restart_prob)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

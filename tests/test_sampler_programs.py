@@ -21,6 +21,7 @@ from reference import (
     assert_same_subgraph,
     edge_index_strategy,
     first_occurrence,
+    philox_bits,
     random_edge_index,
     random_weights,
 )
@@ -566,6 +567,10 @@ def test_uniform_is_a_slot_of_two_to_the_53_per_pair():
     zeros = torch.zeros(20_000, dtype=torch.int64)
     _, slots = sample_ranges(zeros, zeros + (1 << 53), None, zeros + 1, True, key)
     assert u.dtype == torch.float64 and torch.equal(u, slots.double() / (1 << 53))
+    # the same bits as a plain-Python Philox replay of draw 0 of stream p
+    assert [u[p].item() for p in range(5)] == [
+        (philox_bits(key, p, 0) % (1 << 53)) / (1 << 53) for p in range(5)
+    ]
     assert bool(((u >= 0) & (u < 1)).all())
     # mean 1/2 and variance 1/12, each within about 5 standard errors
     assert abs(u.mean().item() - 0.5) < 0.01 and abs(u.var().item() - 1 / 12) < 0.003

@@ -17,8 +17,8 @@
 // accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias (searching
 // the previous node's row only when that level lies between 1 and 1/q); after kMaxTrials
 // rejections one exact draw over the enumerated biases. The restart decision of step t
-// draws from the weights {restart_prob, 1 - restart_prob} with key hop_key(seed, 2t + 1), stream w:
-// offset 0 restarts.
+// is draw 0 of stream w under key hop_key(seed, 2t + 1), taken modulo 2^53: the walk restarts
+// when it is below restart_prob * 2^53 (probability ceil(restart_prob * 2^53) / 2^53).
 //
 // Every step is a pure function of the walk's own path so far, so walking whole walks in parallel
 // ("sample") and stepping all walks together grouped by current node ("transit", NextDoor's

@@ -110,10 +110,13 @@ class ProgramRandom:
         tensor([1, 1, 1, 1])
     """
 
-    def __init__(self, key: int, keys_per_step: int, where: str) -> None:
+    def __init__(
+        self, key: int, keys_per_step: int, where: str, device: torch.device | str = "cpu"
+    ) -> None:
         self._key = key
         self._keys_per_step = keys_per_step
         self._where = where
+        self._device = torch.device(device)
 
     def key(self, step: int, draw: int = 0) -> int:
         """The signed int64 Philox key of draw ``draw`` of step ``step``."""
@@ -127,10 +130,11 @@ class ProgramRandom:
                 "program's keys_per_step"
             )
 
-    def uniform(self, count: int, step: int, draw: int = 1, device=None) -> Tensor:
-        """``[count]`` float64 uniforms in ``[0, 1)`` on 53 bits, pair ``p``'s from key
-        ``(step, draw)`` and stream ``p``: ``sample_ranges``' draw of one slot in ``[0, 2^53)``,
-        scaled by ``2^-53``. How the built-in walk decides a restart (``u < restart_prob``).
+    def uniform(self, count: int, step: int, draw: int = 1) -> Tensor:
+        """``[count]`` float64 uniforms in ``[0, 1)`` on 53 bits, on the run's device, pair
+        ``p``'s from key ``(step, draw)`` and stream ``p``: ``sample_ranges``' draw of one slot
+        in ``[0, 2^53)``, scaled by ``2^-53``. How the built-in walk decides a restart
+        (``u < restart_prob``).
 
         Example:
             >>> rng = ProgramRandom(key=7, keys_per_step=2, where="example")
@@ -139,7 +143,7 @@ class ProgramRandom:
             (torch.float64, True)
         """
         self._check_draw("uniform", draw)
-        zeros = torch.zeros(count, dtype=torch.int64, device=device)
+        zeros = torch.zeros(count, dtype=torch.int64, device=self._device)
         _, slots = sample_ranges(
             zeros, zeros + UNIFORM_SCALE, None, zeros + 1, True, self.key(step, draw)
         )
@@ -191,7 +195,8 @@ class SamplerProgram(ABC):
             (``graph.out_csr()``; ``nodes`` are targets), as random walks do.
         replace: draw with replacement (``False``: distinct candidates per pair).
         keys_per_step: Philox keys per step: one for the neighbors, the others for
-            :meth:`ProgramRandom.choose` (e.g. 2 for a walk that may restart).
+            :meth:`ProgramRandom.choose` and :meth:`ProgramRandom.uniform` (e.g. 2 for a walk
+            that may restart).
         edge_weight: ``None`` draws every candidate edge alike. Otherwise a callable (a method
             of the subclass, or e.g. :class:`StoredWeights` set in ``__init__``)
             ``edge_weight(transit, candidate, edge, step)`` that gets ``[C]`` int64 tensors
@@ -278,7 +283,9 @@ def run_program(
     graph = program.graph
     seeds = checked_seeds(where, graph, seeds)
     rows = _adjacency(graph, program.direction)
-    rng = ProgramRandom(draw_key(generator, graph.device, where), program.keys_per_step, where)
+    rng = ProgramRandom(
+        draw_key(generator, graph.device, where), program.keys_per_step, where, graph.device
+    )
     state = program.start(seeds, rng)
     for step in range(program.steps):
         transits = program.transits(state, step)
@@ -495,7 +502,7 @@ class DeepWalkProgram(SamplerProgram):
     def transits(self, state: WalkState, step: int) -> Tensor:
         current = state.nodes[:, step]
         if self.restart_prob > 0:
-            u = state.rng.uniform(current.numel(), step, device=current.device)
+            u = state.rng.uniform(current.numel(), step)
             state.restarting = (current >= 0) & (u < self.restart_prob)
         return torch.where(state.restarting, -1, current)  # a restarting walk does not move
 
