@@ -20,6 +20,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
+    RESTART_SCALE,
     assert_chi_square_fits,
     edge_index_strategy,
     hop_key,
@@ -212,11 +213,10 @@ def sample_ranges_restarts(num_walks, step, seed, restart_prob):
     """Step ``step``'s restart decisions as sample_ranges draws them: one slot u of [0, 2^53)
     per walk, uniform, key hop_key(seed, 2 * step + 1); the walk restarts when u < r * 2^53."""
     zeros = torch.zeros(num_walks, dtype=torch.int64)
-    scale = 1 << 53
     _, slots = sample_ranges(
-        zeros, zeros + scale, None, zeros + 1, True, hop_key(seed, 2 * step + 1)
+        zeros, zeros + RESTART_SCALE, None, zeros + 1, True, hop_key(seed, 2 * step + 1)
     )
-    return slots.double() < restart_prob * scale
+    return slots.double() < restart_prob * RESTART_SCALE
 
 
 @pytest.mark.parametrize("schedule", ["sample", "transit"])
@@ -228,8 +228,8 @@ def test_a_restart_is_its_uniform_below_restart_prob(schedule):
     starts = torch.zeros(6, dtype=torch.int64)
     seed = 424242
     for w in range(len(starts)):
-        u = philox_bits(hop_key(seed, 1), w, 0) % (1 << 53)
-        for restart_prob, restarts in ((u / (1 << 53), False), ((u + 1) / (1 << 53), True)):
+        u = philox_bits(hop_key(seed, 1), w, 0) % RESTART_SCALE
+        for restart_prob, restarts in ((u / RESTART_SCALE, False), ((u + 1) / RESTART_SCALE, True)):
             nodes, _ = raw_walk(
                 graph, starts, 1, restart_prob=restart_prob, schedule=schedule, seed=seed
             )

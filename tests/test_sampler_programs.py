@@ -17,6 +17,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
+    RESTART_SCALE,
     assert_chi_square_fits,
     assert_same_subgraph,
     edge_index_strategy,
@@ -565,11 +566,11 @@ def test_uniform_is_a_slot_of_two_to_the_53_per_pair():
     into [0, 1); its mean and spread are a uniform's."""
     u, key = drawn_in_a_run(lambda rng: rng.uniform(20_000, step=4, draw=2))
     zeros = torch.zeros(20_000, dtype=torch.int64)
-    _, slots = sample_ranges(zeros, zeros + (1 << 53), None, zeros + 1, True, key)
-    assert u.dtype == torch.float64 and torch.equal(u, slots.double() / (1 << 53))
+    _, slots = sample_ranges(zeros, zeros + RESTART_SCALE, None, zeros + 1, True, key)
+    assert u.dtype == torch.float64 and torch.equal(u, slots.double() / RESTART_SCALE)
     # the same bits as a plain-Python Philox replay of draw 0 of stream p
     assert [u[p].item() for p in range(5)] == [
-        (philox_bits(key, p, 0) % (1 << 53)) / (1 << 53) for p in range(5)
+        (philox_bits(key, p, 0) % RESTART_SCALE) / RESTART_SCALE for p in range(5)
     ]
     assert bool(((u >= 0) & (u < 1)).all())
     # mean 1/2 and variance 1/12, each within about 5 standard errors

@@ -143,10 +143,7 @@ class ProgramRandom:
             (torch.float64, True)
         """
         self._check_draw("uniform", draw)
-        zeros = torch.zeros(count, dtype=torch.int64, device=self._device)
-        _, slots = sample_ranges(
-            zeros, zeros + UNIFORM_SCALE, None, zeros + 1, True, self.key(step, draw)
-        )
+        slots = self._one_slot_per_pair(count, UNIFORM_SCALE, None, step, draw, self._device)
         return slots.double() / UNIFORM_SCALE
 
     def choose(self, weights: Tensor, count: int, step: int, draw: int = 1) -> Tensor:
@@ -165,11 +162,18 @@ class ProgramRandom:
                 f"{self._where}: choose needs finite weights >= 0, one of them > 0; got "
                 f"{weights.tolist()}"
             )
-        zeros = torch.zeros(count, dtype=torch.int64, device=weights.device)
-        _, chosen = sample_ranges(
-            zeros, zeros + weights.numel(), weights, zeros + 1, True, self.key(step, draw)
+        return self._one_slot_per_pair(count, weights.numel(), weights, step, draw, weights.device)
+
+    def _one_slot_per_pair(
+        self, count: int, size: int, weights: Tensor | None, step: int, draw: int, device
+    ) -> Tensor:
+        """``sample_ranges`` with one range ``[0, size)`` (over ``weights``, if given) per pair,
+        fanout 1, with replacement, under key ``(step, draw)``: pair ``p``'s slot."""
+        zeros = torch.zeros(count, dtype=torch.int64, device=device)
+        _, slots = sample_ranges(
+            zeros, zeros + size, weights, zeros + 1, True, self.key(step, draw)
         )
-        return chosen
+        return slots
 
 
 class SamplerProgram(ABC):

@@ -30,8 +30,8 @@ constexpr int64_t kWalkGroup = 32;
 // on R-MAT products and on Slashdot (a search reads one line of each level, not all of them).
 template <typename index_t, typename weight_t>
 int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
-  const int64_t current = view.node(w, t);
-  if (current < 0 || current >= view.num_nodes) return -1;
+  const int64_t current = view.node(w, t);  // >= 0: the walk is live (walk_group)
+  if (current >= view.num_nodes) return -1;
   const int64_t row_start = view.indptr[current], row_end = view.indptr[current + 1];
   if (!valid_adjacency(row_start, row_end, view.num_edges) || row_start == row_end) return -1;
   int64_t first = -1;
@@ -176,7 +176,7 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   for (int64_t t = 0; t < view.length && count > 0; ++t) {
     for (int32_t i = 0; i < count; ++i) {
       const int64_t current = view.node(live[i], t);
-      if (current >= 0 && current < view.num_nodes) __builtin_prefetch(view.indptr + current);
+      if (current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
     for (int32_t i = 0; i < count; ++i) first_offset[i] = prefetch_move(view, live[i], t);
     step_group(view, live.data(), count, t, first_offset.data(), trials, keep_fault);
