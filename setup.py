@@ -35,15 +35,15 @@ int main() {
 }
 """
 
-# Python's link lines on Debian and Ubuntu (sysconfig's LDSHARED and LDCXXSHARED) pass
-# -Bsymbolic-functions: a library's calls to functions it defines itself are bound when it is
-# linked. Where the compiler links libstdc++ statically, fastgl._C then called its own copy of
-# libstdc++'s functions while their data (the locale's facet ids) resolved to the process's
-# libstdc++.so; where the two versions differ, every error message that formats a number
-# crashed (seen on a GPU machine: libstdc++ 13 linked into the module, the system's of gcc 14
-# loaded). This flag restores the default binding, so those calls resolve to the loaded
-# libstdc++.so like their data; only what it does not export stays with the module's copy.
-DEFAULT_BINDING_FLAG = "-Wl,-Bno-symbolic"
+# Some toolchains link libstdc++ statically into every shared library: seen on a GPU machine, a
+# g++ wrapper that points -B at a gcc 13 tree whose library folder holds libstdc++.a alone.
+# fastgl._C then carried its own copy of libstdc++ while torch loads the system's libstdc++.so
+# (gcc 14's there); the module's streams were built by one copy and formatted by the other, and
+# every error message that formats a number crashed. Naming the shared library among the
+# extension's own link inputs, which come before the compiler's implicit libraries, resolves
+# every libstdc++ symbol to libstdc++.so.6, so the static archive adds nothing; where g++ links
+# libstdc++.so anyway, this changes nothing.
+SHARED_LIBSTDCXX_FLAG = "-l:libstdc++.so.6"
 
 
 def read_version(path: str = VERSION_FILE) -> str:
@@ -118,10 +118,11 @@ def openmp_supported(compiler: str = None) -> bool:
     return compiler_builds(["-fopenmp"], OPENMP_PROBE, compiler)
 
 
-def default_binding_supported(compiler: str = None) -> bool:
-    """Whether `compiler`'s linker takes DEFAULT_BINDING_FLAG (GNU ld 2.35 and later, lld)."""
+def shared_libstdcxx_found(compiler: str = None) -> bool:
+    """Whether `compiler` links a shared library against libstdc++.so.6 by SHARED_LIBSTDCXX_FLAG
+    (not where the C++ library has another name, as libc++ on macOS)."""
     return compiler_builds(
-        ["-shared", "-fPIC", DEFAULT_BINDING_FLAG], "int fastgl_probe() { return 0; }", compiler
+        ["-shared", "-fPIC", SHARED_LIBSTDCXX_FLAG], "int fastgl_probe() { return 0; }", compiler
     )
 
 
@@ -149,7 +150,7 @@ def make_extension():
     with_cuda = want_cuda()
     with_openmp = openmp_supported()
     openmp_flags = ["-fopenmp"] if with_openmp else []
-    binding_flags = [DEFAULT_BINDING_FLAG] if default_binding_supported() else []
+    libstdcxx_flags = [SHARED_LIBSTDCXX_FLAG] if shared_libstdcxx_found() else []
     cxx_flags = ["-O3"] + openmp_flags
     define_macros = []
     srcs = sources("*.cpp")
@@ -176,7 +177,7 @@ def make_extension():
         include_dirs=[os.path.join(ROOT, "csrc")],
         define_macros=define_macros,
         extra_compile_args=extra,
-        extra_link_args=openmp_flags + binding_flags,
+        extra_link_args=openmp_flags + libstdcxx_flags,
     )
 
 

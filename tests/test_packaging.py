@@ -123,13 +123,13 @@ def test_fopenmp_only_when_the_probe_succeeds(setup_py, monkeypatch, capsys, wit
     assert ("OpenMP: on" if with_openmp else "OpenMP: off") in line
 
 
-@pytest.mark.parametrize("supported", [True, False])
-def test_default_binding_only_where_the_linker_takes_it(setup_py, monkeypatch, supported):
+@pytest.mark.parametrize("found", [True, False])
+def test_shared_libstdcxx_only_where_the_linker_finds_it(setup_py, monkeypatch, found):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FORCE_CUDA", "0")
-    monkeypatch.setattr(setup_py, "default_binding_supported", lambda compiler=None: supported)
+    monkeypatch.setattr(setup_py, "shared_libstdcxx_found", lambda compiler=None: found)
     ext = setup_py.make_extension()
-    assert (setup_py.DEFAULT_BINDING_FLAG in ext.extra_link_args) is supported
+    assert (setup_py.SHARED_LIBSTDCXX_FLAG in ext.extra_link_args) is found
 
 
 FORMATS_A_NUMBER = """
@@ -141,32 +141,34 @@ extern "C" int fastgl_format(long v) { std::ostringstream s; s << v; return (int
 INSERT_LONG = "_ZNSo9_M_insertIlEERSoT_"
 
 
-def test_static_libstdcxx_calls_resolve_where_its_data_does(setup_py, monkeypatch, tmp_path):
-    """A compiler that links libstdc++ statically, under Python's -Bsymbolic-functions: with the
-    extension's link flags (appended after Python's, as setuptools does), the module's call to
-    a libstdc++ function it carries keeps its relocation, so the dynamic linker resolves it to
-    the loaded libstdc++.so, where its data resolves. Bound at link time instead (no
-    relocation), it crashed where the two libstdc++ differ."""
+def test_a_static_libstdcxx_toolchain_still_links_the_shared_one(setup_py, monkeypatch, tmp_path):
+    """A compiler that links libstdc++ statically (-static-libstdc++ added by a wrapper): with
+    the extension's link flags (after the objects, as setuptools puts them), the library needs
+    libstdc++.so.6 and carries no copy of libstdc++'s functions. With a copy of its own, the
+    module crashed where that copy and the loaded libstdc++.so differ."""
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FORCE_CUDA", "0")
     compiler = shlex.split(setup_py.cpp_extension.get_cxx_compiler())
-    if shutil.which("readelf") is None or shutil.which(compiler[0]) is None:
-        pytest.skip("needs readelf and the C++ compiler")
-    if not setup_py.default_binding_supported():
-        pytest.skip(f"the linker does not take {setup_py.DEFAULT_BINDING_FLAG}")
+    if not all(shutil.which(tool) for tool in ("readelf", "nm", compiler[0])):
+        pytest.skip("needs readelf, nm and the C++ compiler")
+    if not setup_py.shared_libstdcxx_found():
+        pytest.skip(f"the linker does not find {setup_py.SHARED_LIBSTDCXX_FLAG}")
     source = tmp_path / "probe.cpp"
     source.write_text(FORMATS_A_NUMBER)
 
-    def relocations(link_flags):
+    def link(link_flags):
+        """(needs libstdc++.so.6, defines _M_insert<long>) of the library linked so."""
         library = tmp_path / "probe.so"
         command = compiler + ["-shared", "-fPIC", "-O2", "-static-libstdc++"]
-        command += ["-Wl,-Bsymbolic-functions", *link_flags, str(source), "-o", str(library)]
+        command += ["-Wl,-Bsymbolic-functions", str(source), *link_flags, "-o", str(library)]
         if subprocess.run(command, capture_output=True).returncode != 0:
             pytest.skip("the compiler cannot link libstdc++ statically into a shared library")
-        dump = subprocess.run(["readelf", "-rW", str(library)], capture_output=True, text=True)
-        return dump.stdout.count(INSERT_LONG)
+        dynamic = subprocess.run(["readelf", "-dW", str(library)], capture_output=True, text=True)
+        symbols = subprocess.run(
+            ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True
+        )
+        return "[libstdc++.so.6]" in dynamic.stdout, INSERT_LONG in symbols.stdout
 
-    # The probe is sensitive: without the flag, the call is bound inside the library.
-    assert relocations([]) == 0
-    ext_flags = [f for f in setup_py.make_extension().extra_link_args if f.startswith("-Wl,")]
-    assert relocations(ext_flags) >= 1
+    # The probe is sensitive: without the flag, libstdc++ is linked into the library.
+    assert link([]) == (False, True)
+    assert link(setup_py.make_extension().extra_link_args) == (True, False)

@@ -4,7 +4,8 @@
 #   tests     the CUDA tests, then the whole suite on the CUDA build
 #   sanitize  compute-sanitizer (SANITIZERS: memcheck racecheck synccheck) over every CUDA test
 #             file, JOBS files at a time, each for at most SANITIZE_LIMIT seconds
-#   bench     the benchmarks on the GPU (BENCH_PRESET: small or products)
+#   bench     the benchmarks on the GPU (BENCH_PRESET: small or products; PEAK_BANDWIDTH_GBS for
+#             the aggregation's roofline)
 # STAGES picks them (default: all, in that order). Every step has a time limit (STEP_LIMIT
 # seconds, or the step's own), so the run ends on its own. A failed build ends the run; any
 # other failed step is reported and the run goes on, and the script exits 1 if any step failed.
@@ -24,6 +25,7 @@ STEP_LIMIT=${STEP_LIMIT:-300}
 SANITIZE_LIMIT=${SANITIZE_LIMIT:-$STEP_LIMIT}
 SANITIZERS=${SANITIZERS:-memcheck racecheck synccheck}
 JOBS=${JOBS:-8}
+PEAK_BANDWIDTH_GBS=${PEAK_BANDWIDTH_GBS:-3350}  # HBM bandwidth of the roofline (H100 SXM; H200: 4800)
 
 # Packed beside, then moved: two stages running at once never leave a half-written archive. A
 # log another stage is still writing makes tar warn and exit 1; the archive is still good.
@@ -64,14 +66,15 @@ if has_stage build; then
     run build "$STEP_LIMIT" $PY -m pip install --no-build-isolation --no-deps --use-pep517 -v -e . || exit 1
     run info 60 $PY -m fastgl info || exit 1
     # Which C++ toolchain built the module, and whether it carries its own libstdc++ (see
-    # DEFAULT_BINDING_FLAG in setup.py): facts to read before blaming a kernel for a crash.
+    # SHARED_LIBSTDCXX_FLAG in setup.py): facts to read before blaming a kernel for a crash.
     run toolchain 60 bash -c 'echo "CC=${CC-} CXX=${CXX-}"
         for c in "${CXX:-c++}" "${CC:-cc}" nvcc; do command -v "$c"; "$c" --version | head -n 1; done
+        cxx=$(command -v "${CXX:-c++}")
+        head -c 2 "$cxx" | grep -q "#!" && { echo "$cxx is a script:"; head -c 2000 "$cxx"; echo; }
         for so in fastgl/_C*.so; do
             readelf -d "$so" | grep -E "NEEDED|FLAGS"
             insert=_ZNSo9_M_insertIlEERSoT_  # std::ostream::_M_insert<long>, from libstdc++
             echo "libstdc++ linked in (the module defines $insert): $(nm -D --defined-only "$so" | grep -c $insert)"
-            echo "calls to it left to the dynamic linker (relocations): $(readelf -rW "$so" | grep -c $insert)"
         done'
     # An error message that formats a number: it crashed the process where the module's own
     # libstdc++ and the loaded one were mixed.
@@ -83,10 +86,11 @@ except RuntimeError as error:
 fi
 
 if has_stage tests; then
-    run cuda-tests "$STEP_LIMIT" $PY -m pytest -q -rfE tests/cuda
-    # pytest-xdist, where installed, spreads the whole suite over the machine's cores.
+    # pytest-xdist, where installed, spreads the tests over the machine's cores, and a test that
+    # crashes its worker is reported as failed instead of ending the run.
     xdist=()
     $PY -c "import xdist" 2> /dev/null && xdist=(-n "$JOBS")
+    run cuda-tests "$STEP_LIMIT" $PY -m pytest -q -rfE "${xdist[@]}" tests/cuda
     run all-tests "$STEP_LIMIT" $PY -m pytest -q -rfE "${xdist[@]}" tests
 fi
 
@@ -102,10 +106,14 @@ fi
 
 if has_stage bench; then
     preset=$BENCH_PRESET
+    run bench-syncs "$STEP_LIMIT" $PY -m benchmarks.syncs --device cuda --out "$LOGS/syncs-cuda.json"
     run bench-sampling "$STEP_LIMIT" $PY -m benchmarks.sampling --device cuda --preset "$preset" \
         --out "$LOGS/sampling-cuda-$preset.json"
+    run bench-id-map "$STEP_LIMIT" $PY -m benchmarks.id_map --device cuda --preset "$preset" \
+        --out "$LOGS/id_map-cuda-$preset.json"
     run bench-aggregate "$STEP_LIMIT" $PY -m benchmarks.aggregate --device cuda --preset "$preset" \
-        --whole-preset "$preset" --out "$LOGS/aggregate-cuda-$preset.json"
+        --whole-preset "$preset" --peak-bandwidth-gbs "$PEAK_BANDWIDTH_GBS" \
+        --out "$LOGS/aggregate-cuda-$preset.json"
     run bench-es-spmm "$STEP_LIMIT" $PY -m benchmarks.es_spmm --device cuda \
         --out "$LOGS/es_spmm-cuda.json"
     # No DGL on a GPU machine: this measures the PyG drop-in's sampler on the GPU against the CPU.

@@ -276,7 +276,9 @@ def test_gather_rows_unpinned_host_x_with_cuda_out():
         gather_rows(x, torch.tensor([0, 1], device="cuda"), out=out)
 
 
-@pytest.mark.parametrize("case", ["index_on_cpu", "out_index_on_cpu", "x_cuda_out_cpu"])
+@pytest.mark.parametrize(
+    "case", ["index_on_cpu", "out_index_on_cpu", "index_cuda_out_cpu", "x_cuda_out_cpu"]
+)
 def test_gather_rows_cuda_devices_mismatched(case):
     x = torch.randn(4, 3, device="cuda")
     index, out, out_index = (
@@ -290,9 +292,13 @@ def test_gather_rows_cuda_devices_mismatched(case):
     elif case == "out_index_on_cpu":
         out_index = torch.tensor([1, 0])
         message = "gather_rows: out_index is on cpu but out is on cuda"
-    else:
+    elif case == "index_cuda_out_cpu":
+        # The row ids are checked against out first: they must live where out does.
         out = out.cpu()
-        message = "gather_rows: out must be on the GPU"
+        message = "gather_rows: index is on cuda:0 but out is on cpu; move them to the same"
+    else:
+        index, out = None, torch.zeros(4, 3)  # every row of x, into a host tensor
+        message = "gather_rows: out must be on the GPU when index or x is, got cpu"
     with pytest.raises(RuntimeError, match=message):
         gather_rows(x, index, out=out, out_index=out_index)
 
