@@ -269,3 +269,50 @@ def test_subgraph_benchmark_runs_and_writes_json(tmp_path):
         assert row["speedup_vs_1_thread"] == (
             None if threads == 1 else row["subgraphs_per_s"] / one
         )
+
+
+def test_id_map_benchmark_checks_and_writes_json(tmp_path):
+    from benchmarks import id_map
+
+    out = tmp_path / "id_map.json"
+    id_map.main(["--preset", "tiny", "--batch-sizes", "64", "--repeat", "1", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["benchmark"] == "id_map" and "git_commit" in written["environment"]
+    rows = written["rows"]
+    assert {r["method"] for r in rows} == set(id_map.METHODS)
+    assert all(r["ids"] > 0 and r["median_s"] > 0 for r in rows)
+    baseline = [r for r in rows if r["method"] == "torch.unique ordered"]
+    assert baseline and all(r["vs_ordered"] == 1.0 for r in baseline)
+
+
+def test_the_ordered_torch_relabel_is_id_maps_contract():
+    from benchmarks.id_map import torch_ordered_relabel
+
+    nodes, local = torch_ordered_relabel(torch.tensor([5, 3]), torch.tensor([3, 7, 7, 9, 5, 9]))
+    assert nodes.tolist() == [5, 3, 7, 9]  # the prefix, then new ids in first-occurrence order
+    assert local.tolist() == [1, 2, 2, 3, 0, 3]
+
+
+def test_sync_counter_reads_warnings_printed_by_cpp(capfd, monkeypatch):
+    """count_syncs counts the warnings that reach Python and those printed to stderr (file
+    descriptor 2, as PyTorch's C++ handler does where no Python handler is active)."""
+    import os
+    import warnings
+
+    from benchmarks import syncs
+
+    printed = f"[W] Warning: {syncs.SYNC_WARNING} (function warn_or_error_on_sync)\n"
+
+    def warns_twice_from_python_and_once_on_stderr():
+        warnings.warn(syncs.SYNC_WARNING, stacklevel=1)
+        warnings.warn(syncs.SYNC_WARNING, stacklevel=1)  # again: counted, not deduplicated
+        os.write(2, printed.encode())
+
+    # Without a GPU the debug mode and the synchronization count_syncs makes are no-ops here.
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", lambda mode: None)
+    assert syncs.count_syncs(warns_twice_from_python_and_once_on_stderr) == 3
+    os.write(2, b"stderr is back\n")
+    err = capfd.readouterr().err
+    # Only the warm-up call's line reached the real stderr, and it is restored afterwards.
+    assert err.count(syncs.SYNC_WARNING) == 1 and err.endswith("stderr is back\n")

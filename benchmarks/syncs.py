@@ -1,0 +1,205 @@
+"""Host synchronizations per call of fastgl's CUDA ops, against the PyTorch code they replace.
+
+Question: how often does each op make the CPU wait for the GPU? Every wait stalls the launch
+queue, and a sampler that waits once per hop cannot overlap its hops with training.
+
+Usage::
+
+    python -m benchmarks.syncs --device cuda                  # R-MAT small on the GPU
+
+Method: each op runs once untimed, then once under ``torch.cuda.set_sync_debug_mode("warn")``,
+and its "called a synchronizing CUDA operation" warnings are counted: those that reach Python's
+``warnings`` and those PyTorch's C++ handler prints to stderr directly (stderr goes to a file
+for that call). That catches the waits made through PyTorch (``Tensor.item``, copies to the
+host, ``nonzero``, ``torch.unique``, stream synchronization), which is how every fastgl op reads
+a size or an error flag back; a raw ``cudaMemcpy`` in a launcher would not be counted (fastgl
+has none).
+Baselines in the same run: the vectorized PyTorch sampler of ``benchmarks.sampling``, the
+``torch.unique`` relabel of ``benchmarks.id_map`` and ``torch.sparse.mm``. On the CPU there is
+nothing to count; the benchmark says so and exits. The JSON goes to
+``benchmarks/results/syncs-<device tag>-<preset>.json`` unless ``--out`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+import torch
+
+from benchmarks import harness
+from benchmarks.aggregate import Structure
+from benchmarks.id_map import torch_ordered_relabel
+from benchmarks.sampling import TorchNeighborSampler
+from fastgl import NeighborSampler
+from fastgl.data.rmat import rmat_graph
+from fastgl.nn.functional import aggregate, es_spmm
+from fastgl.ops import id_map, random_walk
+
+SYNC_WARNING = "called a synchronizing CUDA operation"
+
+
+@contextlib.contextmanager
+def stderr_to(file) -> Iterator[None]:
+    """Points file descriptor 2 at ``file``: PyTorch's C++ warnings are written there directly
+    where no Python warning handler is active, which is so for some of them."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def count_syncs(fn: Callable[[], object]) -> int:
+    """Host synchronizations made through PyTorch by one call of ``fn`` (after a warm-up call):
+    its sync warnings, those that reach Python's warnings and those the C++ handler prints."""
+    fn()
+    torch.cuda.synchronize()
+    with tempfile.TemporaryFile() as log:
+        with stderr_to(log), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # every one, none deduplicated
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                fn()
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+        log.seek(0)
+        printed = log.read().decode(errors="replace").count(SYNC_WARNING)
+    return printed + sum(SYNC_WARNING in str(w.message) for w in caught)
+
+
+def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
+    """``(op, implementation, hops, call)``: hops > 0 for samplers (syncs per hop are reported)."""
+    device = graph.indptr.device
+    generator = torch.Generator().manual_seed(args.seed)
+    seeds = torch.randperm(graph.num_nodes, generator=generator)[: args.batch_size].to(device)
+    hops = len(args.fanouts)
+    fastgl_sampler = NeighborSampler(graph, args.fanouts)
+    torch_sampler = TorchNeighborSampler(graph, args.fanouts)
+    batches = list(seeds.chunk(8))
+    sub = fastgl_sampler.sample(seeds)
+    block = sub.blocks[0]
+    x = torch.randn(block.num_src_nodes, args.dim, device=device, requires_grad=True)
+    prefix, ids = seeds, sub.nodes[seeds.numel() :].repeat(2)
+
+    # A sampled block serves one training step: each call gets a fresh copy, so the checks and
+    # structures a block caches are counted as a training step pays for them.
+    def fresh_block():
+        return replace(block)
+
+    def forward_backward():
+        aggregate(fresh_block(), x).sum().backward()
+
+    csr = Structure(
+        "block", block, block.src, block.dst, block.num_src_nodes, block.num_dst_nodes, {}
+    )
+    sparse = torch.sparse_csr_tensor(
+        csr.indptr,
+        csr.indices,
+        torch.ones(block.num_edges, device=device),
+        (block.num_dst_nodes, block.num_src_nodes),
+    )
+    return [
+        (
+            "neighbor sampling",
+            "fastgl NeighborSampler.sample",
+            hops,
+            lambda: fastgl_sampler.sample(seeds),
+        ),
+        (
+            "neighbor sampling",
+            "PyTorch sampler (benchmarks.sampling)",
+            hops,
+            lambda: torch_sampler.sample(seeds),
+        ),
+        (
+            "neighbor sampling, 8 batches",
+            "fastgl NeighborSampler.sample_batches",
+            hops,
+            lambda: fastgl_sampler.sample_batches(batches),
+        ),
+        ("relabel", "fastgl id_map (Fused-Map)", 0, lambda: id_map(prefix, ids)),
+        ("relabel", "torch.unique ordered relabel", 0, lambda: torch_ordered_relabel(prefix, ids)),
+        (
+            "aggregation forward",
+            "fastgl aggregate",
+            0,
+            lambda: aggregate(fresh_block(), x.detach()),
+        ),
+        ("aggregation forward", "torch.sparse.mm", 0, lambda: torch.sparse.mm(sparse, x.detach())),
+        ("aggregation forward+backward", "fastgl aggregate", 0, forward_backward),
+        ("ES-SpMM", "fastgl es_spmm width 16", 0, lambda: es_spmm(fresh_block(), x.detach(), 16)),
+        ("DeepWalk, length 80", "fastgl random_walk", 0, lambda: random_walk(graph, seeds, 80)),
+        (
+            "node2vec p=2 q=0.5, length 80",
+            "fastgl random_walk",
+            0,
+            lambda: random_walk(graph, seeds, 80, p=2.0, q=0.5),
+        ),
+    ]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = harness.argument_parser("syncs", __doc__)
+    harness.add_preset_argument(parser, "small", "R-MAT graph")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    parser.add_argument("--fanouts", type=int, nargs="+", default=[15, 10, 5])
+    parser.add_argument("--batch-size", type=int, default=1024)
+    parser.add_argument("--dim", type=int, default=64, help="feature size of the aggregations")
+    harness.add_seed_and_out_arguments(
+        parser, "graph and seeds seed", "syncs-<device>-<preset>.json"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> dict | None:
+    args = parse_args(argv)
+    device, note, env = harness.start_run("syncs", args)
+    if device.type != "cuda":
+        print("nothing to count without a GPU")
+        return None
+    graph = rmat_graph(args.preset, seed=args.seed).to(device)
+    rows = []
+    for op, implementation, hops, call in cases(graph, args):
+        syncs = count_syncs(call)
+        rows.append(
+            {
+                "op": op,
+                "implementation": implementation,
+                "syncs": syncs,
+                "syncs_per_hop": syncs / hops if hops else None,
+            }
+        )
+    harness.print_table(
+        rows,
+        [
+            ("op", "op", ""),
+            ("implementation", "implementation", ""),
+            ("syncs", "syncs per call", ""),
+            ("syncs_per_hop", "per hop", ".2f"),
+        ],
+        title="host synchronizations per call (through PyTorch)",
+    )
+    payload = {
+        "benchmark": "syncs",
+        "environment": env,
+        "note": note,
+        "arguments": vars(args),
+        "rows": rows,
+    }
+    harness.save_results("syncs", payload, device, args)
+    return payload
+
+
+if __name__ == "__main__":
+    main()
