@@ -41,8 +41,9 @@ int main() {
 # (gcc 14's there); the module's streams were built by one copy and formatted by the other, and
 # every error message that formats a number crashed. Naming the shared library among the
 # extension's own link inputs, which come before the compiler's implicit libraries, resolves
-# every libstdc++ symbol to libstdc++.so.6, so the static archive adds nothing; where g++ links
-# libstdc++.so anyway, this changes nothing.
+# every libstdc++ symbol to libstdc++.so.6, so the static archive adds nothing (given a
+# libstdc++.so.6 at least as new as the compiler, as the system's is there: the archive would
+# supply what an older one lacks); where g++ links libstdc++.so anyway, this changes nothing.
 SHARED_LIBSTDCXX_FLAG = "-l:libstdc++.so.6"
 
 

@@ -45,7 +45,7 @@ def torch_ordered_relabel(prefix: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]:
     everything = torch.cat([prefix, ids])
     unique, inverse = torch.unique(everything, return_inverse=True)
     position = torch.arange(everything.numel(), device=everything.device)
-    first = torch.full_like(unique, everything.numel())
+    first = torch.full((unique.numel(),), everything.numel(), device=everything.device)
     first.scatter_reduce_(0, inverse, position, reduce="amin")
     order = torch.argsort(first)
     rank = torch.empty_like(order)

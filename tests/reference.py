@@ -765,7 +765,8 @@ def _node2vec_offset(key, walk, row, row_weight, previous_row, previous, p, q) -
     for k in range(NODE2VEC_MAX_TRIALS):
         stream = (k << 40) | walk
         offset = draw_one_slot(key, stream, len(row), row_weight)
-        if philox_open01(key, stream, 2) * max_bias < bias(row[offset]):
+        level_draw = 1 if row_weight is None else 2  # the draw after the candidate's
+        if philox_open01(key, stream, level_draw) * max_bias < bias(row[offset]):
             return offset
     terms = [
         (bias(x) / max_bias) * (1.0 if row_weight is None else row_weight[i])

@@ -260,8 +260,9 @@ def test_first_order_steps_are_sample_ranges_draws(weighted, restart_prob, ppr):
 @pytest.mark.parametrize("config", list(WALK_CONFIGS))
 def test_walks_replay_the_randomness_contract(config, weighted):
     """Walk for walk what the contract's keys, streams and draw indices give: node2vec's trial k
-    on stream (k << 40) | w accepted by its draw 2, the enumeration after 16 rejections (the
-    fallback config reaches it in most second-order steps), restarts before moves."""
+    on stream (k << 40) | w accepted by its next draw (1; 2 when weighted), the enumeration
+    after 16 rejections (the fallback config reaches it in most second-order steps), restarts
+    before moves."""
     weight = None if weighted is None else random_weights(600, seed=31, zero_fraction=0.3)
     graph = CSCGraph.from_edge_index(
         random_edge_index(80, 600, seed=30),

@@ -25,7 +25,10 @@ STEP_LIMIT=${STEP_LIMIT:-300}
 SANITIZE_LIMIT=${SANITIZE_LIMIT:-$STEP_LIMIT}
 SANITIZERS=${SANITIZERS:-memcheck racecheck synccheck}
 JOBS=${JOBS:-8}
-PEAK_BANDWIDTH_GBS=${PEAK_BANDWIDTH_GBS:-3350}  # HBM bandwidth of the roofline (H100 SXM; H200: 4800)
+# HBM bandwidth of the aggregation's roofline: the H200's 4.8 TB/s, else the H100 SXM's 3.35.
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -n 1)
+[[ $gpu_name == *H200* ]] && default_peak=4800 || default_peak=3350
+PEAK_BANDWIDTH_GBS=${PEAK_BANDWIDTH_GBS:-$default_peak}
 
 # Packed beside, then moved: two stages running at once never leave a half-written archive. A
 # log another stage is still writing makes tar warn and exit 1; the archive is still good.

@@ -14,8 +14,9 @@
 // node u, by 1/p if x == u, 1 if u
 // -> x is an edge, 1/q otherwise (times its weight when weighted). KnightKing's rejection sampling
 // (Yang et al., SOSP '19) draws a candidate first-order in trial k (stream pair_stream(k, w)) and
-// accepts it when open01(2) of that stream times max(1/p, 1, 1/q) is below its bias (searching
-// the previous node's row only when that level lies between 1 and 1/q); after kMaxTrials
+// accepts it when the stream's next draw (open01(1), from the candidate's Philox block; open01(2)
+// when weighted, the candidate taking draws 0 and 1) times max(1/p, 1, 1/q) is below its bias
+// (searching the previous node's row only when that level lies between 1 and 1/q); after kMaxTrials
 // rejections one exact draw over the enumerated biases. The restart decision of step t
 // is draw 0 of stream w under key hop_key(seed, 2t + 1), taken modulo 2^53: the walk restarts
 // when it is below restart_prob * 2^53 (probability ceil(restart_prob * 2^53) / 2^53).

@@ -121,9 +121,16 @@ struct WalkMove {
   int64_t previous;
 };
 
+// A node2vec trial's draws: its candidate's slot in the row and its acceptance level (the trial
+// accepts a candidate of bias b when the level is below b).
+struct Trial {
+  int64_t offset;
+  double level;
+};
+
 // The kernels' view of the call; every backend walks through step(), or through its parts:
-// begin_step, the draw (draw_second_order's trials: candidate, acceptance_level, needs_search,
-// bias, draw_enumerated) and take.
+// begin_step, the draw (draw_second_order's trials: trial, needs_search, bias, draw_enumerated)
+// and take.
 template <typename index_t, typename weight_t>
 struct WalkView {
   const int64_t* indptr;
@@ -154,7 +161,7 @@ struct WalkView {
       const int64_t fault = draw_second_order(w, t, move.row, previous_row(move.previous), &offset);
       if (fault != 0) return fault;
     } else {
-      offset = candidate(w, t, 0, move.row);
+      offset = candidate(w, t, move.row);
     }
     return take(w, t, move.row, offset);
   }
@@ -204,15 +211,23 @@ struct WalkView {
     return 0;
   }
 
-  // The offset of trial k's candidate (k = 0: a first-order move's draw) in `row`: sample_ranges'
-  // draw with fanout 1 from stream pair_stream(k, w) under step t's key.
+  // The offset of a first-order move's draw in `row`: sample_ranges' draw with fanout 1 from
+  // stream w under step t's key.
   C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t
-  candidate(int64_t w, int64_t t, int64_t k, const WalkRow<index_t, weight_t>& row) const {
-    if (row.degree == 1) return 0;  // the draw's one outcome, without computing it
-    int64_t offset = 0;
-    draw_neighbor_offsets(DrawConfig{1, true, hop_key(seed, 2 * t)}, pair_stream(k, w), row.weight,
-                          row.degree, 1, &offset);
-    return offset;
+  candidate(int64_t w, int64_t t, const WalkRow<index_t, weight_t>& row) const {
+    RandomStream rng(hop_key(seed, 2 * t), pair_stream(0, w));
+    return draw_one(rng, row);
+  }
+
+  // node2vec's trial k of step t: its candidate is the same draw from stream pair_stream(k, w)
+  // (draw 0, or draws 0 and 1 when weighted), its acceptance level the stream's next draw, times
+  // the bias bound: draw 1, from the Philox block the candidate's draw computed, or draw 2 when
+  // weighted.
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE Trial trial(int64_t w, int64_t t, int64_t k,
+                                                  const WalkRow<index_t, weight_t>& row) const {
+    RandomStream rng(hop_key(seed, 2 * t), pair_stream(k, w));
+    const int64_t offset = draw_one(rng, row);
+    return {offset, rng.open01(row.weight == nullptr ? 1 : 2) * max_bias};
   }
 
   // node2vec's unnormalized bias of a candidate (weights aside) from its relation to the previous
@@ -220,14 +235,6 @@ struct WalkView {
   C10_HOST_DEVICE FASTGL_FORCE_INLINE double bias_of(bool is_previous,
                                                      RowMembership membership) const {
     return is_previous ? inv_p : (membership == RowMembership::kPresent ? 1.0 : inv_q);
-  }
-
-  // Trial k of step t's acceptance level: the trial accepts a candidate of bias b when the level
-  // is below b. Draw index 2 of the trial's stream is one the candidate's draw does not use (it
-  // takes 0, or 0 and 1).
-  C10_HOST_DEVICE FASTGL_FORCE_INLINE double acceptance_level(int64_t w, int64_t t,
-                                                              int64_t k) const {
-    return RandomStream(hop_key(seed, 2 * t), pair_stream(k, w)).open01(2) * max_bias;
   }
 
   // Whether a trial of acceptance `level` must search the previous node's row to settle a
@@ -285,14 +292,14 @@ struct WalkView {
                                             const PreviousNode<index_t>& previous,
                                             int64_t* offset) const {
     for (int64_t k = 0; k < kMaxTrials; ++k) {
-      *offset = candidate(w, t, k, row);
+      const Trial drawn = trial(w, t, k, row);
+      *offset = drawn.offset;
       const int64_t x = static_cast<int64_t>(row.targets[*offset]);
-      const double level = acceptance_level(w, t, k);
       // Unsearched, a candidate other than the previous node is weighed as a non-neighbor: the
       // same outcome at such a level (needs_search).
-      const double b = x == previous.node || needs_search(level) ? bias(x, previous) : inv_q;
+      const double b = x == previous.node || needs_search(drawn.level) ? bias(x, previous) : inv_q;
       if (b < 0) return kUnsortedWalkRow;
-      if (level < b) return 0;
+      if (drawn.level < b) return 0;
     }
     return draw_enumerated(w, t, row, previous, offset);
   }
@@ -325,6 +332,17 @@ struct WalkView {
   }
 
  private:
+  // One slot of `row` drawn with replacement from `rng`: sample_ranges' draw of fanout 1
+  // (draw_neighbor_offsets' paths for it, on this stream so that a trial's level can share it).
+  C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t
+  draw_one(RandomStream& rng, const WalkRow<index_t, weight_t>& row) const {
+    if (row.degree == 1) return 0;  // the draw's one outcome, without computing it
+    if (row.weight == nullptr) return rng.below(0, row.degree);
+    int64_t offset = 0;
+    draw_weighted_with_replacement(rng, row.weight, row.degree, 1, &offset);
+    return offset;
+  }
+
   // Step t's restart decision: a uniform u on 53 bits (draw 0 of stream w, key 2t+1, taken
   // modulo 2^53: sample_ranges' draw of one slot in [0, 2^53)) below restart_prob. One
   // comparison, where a weighted draw over {restart_prob, 1 - restart_prob} took three log()s.

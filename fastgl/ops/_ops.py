@@ -290,10 +290,10 @@ def random_walk(
         >>> nodes, edges = random_walk(g, torch.tensor([0, 2]), 4, p=0.5, generator=gen)
         >>> nodes
         tensor([[0, 1, 3, 1, 3],
-                [2, 0, 1, 3, 1]])
+                [2, 0, 1, 2, 0]])
         >>> edges                   # 0 -> 1 is edge 0, 1 -> 3 edge 2, 3 -> 1 edge 4, ...
         tensor([[0, 2, 4, 2],
-                [3, 0, 2, 4]])
+                [3, 0, 1, 3]])
     """
     where = "random_walk"
     if isinstance(walks_per_node, bool) or not isinstance(walks_per_node, int):

@@ -24,12 +24,14 @@ constexpr int64_t kWalkGroup = 32;
 
 // Prefetches what step t of walk w reads after its row's bounds: the target of its first
 // candidate, drawn here when the row is unweighted (a weighted draw reads the row's weights
-// first). Returns the candidate's offset for the step to take, or -1 when it drew none.
+// first). Returns the candidate's offset, or -1 when it drew none; for node2vec the draw is its
+// trial 0, whose level goes to `level`.
 // node2vec's searches of the previous node's row prefetch their own probes, one round ahead
 // (advance_trial): prefetching the lines of the search's first levels here as well was slower,
 // on R-MAT products and on Slashdot (a search reads one line of each level, not all of them).
 template <typename index_t, typename weight_t>
-int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
+int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t,
+                      double* level) {
   const int64_t current = view.node(w, t);  // >= 0: the walk is live (walk_group)
   if (current >= view.num_nodes) return -1;
   const int64_t row_start = view.indptr[current], row_end = view.indptr[current + 1];
@@ -38,7 +40,15 @@ int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_
   if (view.weight == nullptr) {
     const WalkRow<index_t, weight_t> row{row_start, row_end - row_start, view.indices + row_start,
                                          nullptr};
-    first = view.candidate(w, t, 0, row);
+    // Only node2vec's trials need a level (converting one at every DeepWalk step cost 10-18 %),
+    // and a row of one edge has none (weighing_node): its draw computes no Philox block.
+    if (view.second_order && row.degree > 1) {
+      const Trial drawn = view.trial(w, t, 0, row);
+      first = drawn.offset;
+      *level = drawn.level;
+    } else {
+      first = view.candidate(w, t, row);
+    }
     __builtin_prefetch(row.targets + first);
   }
   return first;
@@ -52,7 +62,7 @@ struct PendingTrial {
   WalkRow<index_t, weight_t> row;
   PreviousNode<index_t> previous;
   bool searching;
-  double level;  // the trial's acceptance level, drawn when its candidate is read
+  double level;  // the trial's acceptance level, drawn with its candidate
   RowSearch<index_t> search;
 };
 
@@ -69,7 +79,6 @@ bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
   if (!p.searching) {
     const int64_t x = static_cast<int64_t>(p.row.targets[p.offset]);
     is_previous = x == p.previous.node;
-    p.level = view.acceptance_level(p.walk, t, p.trial);
     const bool searched = !is_previous && view.needs_search(p.level);
     p.search = RowSearch<index_t>{p.previous.targets, searched ? p.previous.degree : 0, x};
     p.searching = true;
@@ -85,7 +94,9 @@ bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
   if (p.level < view.bias_of(is_previous, p.search.membership())) {
     fault = view.take(p.walk, t, p.row, p.offset);
   } else if (++p.trial < kMaxTrials) {
-    p.offset = view.candidate(p.walk, t, p.trial, p.row);
+    const Trial next = view.trial(p.walk, t, p.trial, p.row);
+    p.offset = next.offset;
+    p.level = next.level;
     __builtin_prefetch(p.row.targets + p.offset);
     p.searching = false;
     return false;
@@ -109,24 +120,25 @@ struct GroupTrials {
 // trials in rounds over all the group's pending moves, so that their candidates' reads and their
 // searches' probes, each a likely cache miss and each depending on the one before, overlap
 // across walks. `first_offset[i]` is walks[i]'s first candidate when prefetch_move drew it, else
-// -1.
+// -1, and for node2vec `first_level[i]` its level.
 template <typename index_t, typename weight_t, typename Fault>
 void step_group(const WalkView<index_t, weight_t>& view, const int64_t* walks, int32_t count,
-                int64_t t, const int64_t* first_offset, GroupTrials<index_t, weight_t>& trials,
-                const Fault& keep_fault) {
+                int64_t t, const int64_t* first_offset, const double* first_level,
+                GroupTrials<index_t, weight_t>& trials, const Fault& keep_fault) {
   int32_t n = 0;
   for (int32_t i = 0; i < count; ++i) {
     const int64_t w = walks[i];
     const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
     int64_t fault = move.result;
     if (move.draws) {
-      const int64_t drawn = first_offset[i];
-      const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, 0, move.row);
       if (move.previous >= 0) {
+        const Trial drawn = first_offset[i] >= 0 ? Trial{first_offset[i], first_level[i]}
+                                                 : view.trial(w, t, 0, move.row);
         PendingTrial<index_t, weight_t>& p = trials.trial[n];
         p.walk = w;
         p.trial = 0;
-        p.offset = offset;
+        p.offset = drawn.offset;
+        p.level = drawn.level;
         p.row = move.row;
         p.previous = view.previous_row(move.previous);
         p.searching = false;
@@ -134,6 +146,8 @@ void step_group(const WalkView<index_t, weight_t>& view, const int64_t* walks, i
         ++n;
         continue;
       }
+      const int64_t drawn = first_offset[i];
+      const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, move.row);
       fault = view.take(w, t, move.row, offset);
     }
     if (fault != 0) keep_fault(w, fault);
@@ -171,6 +185,7 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   GroupTrials<index_t, weight_t> trials{};
   TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
   std::array<int64_t, kWalkGroup> first_offset, live;
+  std::array<double, kWalkGroup> first_level;
   int32_t count = 0;
   for (int64_t w = begin; w < end; ++w) live[count++] = w;
   for (int64_t t = 0; t < view.length && count > 0; ++t) {
@@ -178,8 +193,11 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
       const int64_t current = view.node(live[i], t);
       if (current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
-    for (int32_t i = 0; i < count; ++i) first_offset[i] = prefetch_move(view, live[i], t);
-    step_group(view, live.data(), count, t, first_offset.data(), trials, keep_fault);
+    for (int32_t i = 0; i < count; ++i) {
+      first_offset[i] = prefetch_move(view, live[i], t, &first_level[i]);
+    }
+    step_group(view, live.data(), count, t, first_offset.data(), first_level.data(), trials,
+               keep_fault);
     int32_t kept = 0;
     for (int32_t i = 0; i < count; ++i) {
       if (view.node(live[i], t + 1) >= 0) {
