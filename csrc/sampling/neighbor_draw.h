@@ -170,6 +170,17 @@ C10_HOST_DEVICE inline void draw_weighted_without_replacement(RandomStream& rng,
   }
 }
 
+// `count` offsets drawn with replacement from `rng`: uniform, or proportional to `weight`.
+template <typename weight_t>
+C10_HOST_DEVICE inline void draw_with_replacement(RandomStream& rng, const weight_t* weight,
+                                                  int64_t degree, int64_t count, int64_t* out) {
+  if (weight == nullptr) {
+    for (int64_t j = 0; j < count; ++j) out[j] = rng.below(j, degree);
+  } else {
+    draw_weighted_with_replacement(rng, weight, degree, count, out);
+  }
+}
+
 // Fills out[0 .. num_draws) with the offsets drawn by pair `stream`.
 template <typename weight_t>
 C10_HOST_DEVICE inline void draw_neighbor_offsets(const DrawConfig& cfg, uint64_t stream,
@@ -184,12 +195,10 @@ C10_HOST_DEVICE inline void draw_neighbor_offsets(const DrawConfig& cfg, uint64_
     return;
   }
   RandomStream rng(cfg.key, stream);
-  if (weight == nullptr && cfg.replace) {
-    for (int64_t j = 0; j < count; ++j) out[j] = rng.below(j, degree);
+  if (cfg.replace) {
+    draw_with_replacement(rng, weight, degree, count, out);
   } else if (weight == nullptr) {
     draw_uniform_without_replacement(rng, degree, count, out);
-  } else if (cfg.replace) {
-    draw_weighted_with_replacement(rng, weight, degree, count, out);
   } else {
     draw_weighted_without_replacement(rng, weight, degree, count, out);
   }

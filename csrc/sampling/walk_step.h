@@ -332,14 +332,14 @@ struct WalkView {
   }
 
  private:
-  // One slot of `row` drawn with replacement from `rng`: sample_ranges' draw of fanout 1
-  // (draw_neighbor_offsets' paths for it, on this stream so that a trial's level can share it).
+  // One slot of `row` drawn with replacement from `rng`: sample_ranges' draw of fanout 1 (the
+  // draw draw_neighbor_offsets makes, on a stream the caller keeps, so that a trial's level can
+  // share its Philox block).
   C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t
   draw_one(RandomStream& rng, const WalkRow<index_t, weight_t>& row) const {
     if (row.degree == 1) return 0;  // the draw's one outcome, without computing it
-    if (row.weight == nullptr) return rng.below(0, row.degree);
     int64_t offset = 0;
-    draw_weighted_with_replacement(rng, row.weight, row.degree, 1, &offset);
+    draw_with_replacement(rng, row.weight, row.degree, 1, &offset);
     return offset;
   }
 
