@@ -696,11 +696,13 @@ def test_an_unsorted_row_is_an_error_for_node2vec(schedule):
         assert bool((nodes >= 0).all())
 
 
+@pytest.mark.parametrize("p", [1.0, 2.0])
 @pytest.mark.parametrize("schedule", SCHEDULES)
-def test_the_first_bad_walk_is_named(schedule):
+def test_the_first_bad_walk_is_named(schedule, p):
     """Faults are found while walking; the smallest bad walk is named whatever the thread
     count and schedule (walk 3000 reaches node 9's bad target at its second step, walk 5000 at
-    its first)."""
+    its first), for first-order walks and for node2vec's, which the CPU's sample schedule runs
+    differently (in lockstep groups and in lanes)."""
     indptr = torch.arange(11)
     indices = (torch.arange(10) + 1) % 10  # a ring 0 -> 1 -> ... -> 9 -> 0
     indices[9] = 99
@@ -712,7 +714,7 @@ def test_the_first_bad_walk_is_named(schedule):
         try:
             with pytest.raises(RuntimeError, match=r"node 9 hold an id out of .*\(walk 3000\)"):
                 torch.ops.fastgl.random_walk(
-                    indptr, indices, None, None, starts, 3, 1.0, 1.0, 0.0, False, schedule, 0
+                    indptr, indices, None, None, starts, 3, p, 1.0, 0.0, False, schedule, 0
                 )
         finally:
             torch.set_num_threads(before)

@@ -60,13 +60,12 @@ struct RowSearch {
   C10_HOST_DEVICE bool advance() {
     const int64_t mid = lo + (hi - lo) / 2, value = static_cast<int64_t>(row[mid]);
     if (value < below || value > above) return false;
-    if (value < x) {
-      lo = mid + 1;
-      below = value;
-    } else {
-      hi = mid;
-      above = value;
-    }
+    // Selects, not branches: the side a probe takes is a coin flip no predictor learns.
+    const bool right = value < x;
+    lo = right ? mid + 1 : lo;
+    hi = right ? hi : mid;
+    below = right ? value : below;
+    above = right ? above : value;
     return true;
   }
 

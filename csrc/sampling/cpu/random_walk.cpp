@@ -1,7 +1,8 @@
 // CPU reference for random_walk: every step through WalkView (walk_step.h), shared with the CUDA
 // kernels: whole (step) or in its parts, begin_step, the trials and take. "sample" walks whole
-// walks in parallel (each thread a group of walks at a time, advanced together step by step, the
-// trials of node2vec's moves interleaved: walk_group); "transit" steps all walks together,
+// walks in parallel, each thread a few dozen at a time so that their memory reads overlap: a
+// group stepped together for first-order walks (walk_group), lanes that each advance by one read
+// a round for node2vec's (walk_lanes); "transit" steps all walks together,
 // ordered by current node each step (NextDoor's transit order: walks at one node read its row one
 // after another). Both give the same walks at any thread count.
 #include "sampling/random_walk.h"
@@ -19,146 +20,41 @@ namespace {
 // Whole walks are long units of work; single steps are short.
 constexpr int64_t kWalkGrain = 64;
 constexpr int64_t kStepGrain = 1024;
-// Walks a thread advances together, one step of each in turn (see walk_group).
+// First-order walks a thread advances together, one step of each in turn (see walk_group).
 constexpr int64_t kWalkGroup = 32;
+// node2vec walks a thread keeps in flight (see walk_lanes).
+constexpr int32_t kLanes = 32;
 
-// Prefetches what step t of walk w reads after its row's bounds: the target of its first
-// candidate, drawn here when the row is unweighted (a weighted draw reads the row's weights
-// first). Returns the candidate's offset, or -1 when it drew none; for node2vec the draw is its
-// trial 0, whose level goes to `level`.
-// node2vec's searches of the previous node's row prefetch their own probes, one round ahead
-// (advance_trial): prefetching the lines of the search's first levels here as well was slower,
-// on R-MAT products and on Slashdot (a search reads one line of each level, not all of them).
+// Prefetches what step t of walk w reads after its row's bounds: the target of its draw, made
+// here when the row is unweighted (a weighted draw reads the row's weights first). Returns the
+// draw's offset, or -1 when it drew none.
 template <typename index_t, typename weight_t>
-int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t,
-                      double* level) {
+int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
   const int64_t current = view.node(w, t);  // >= 0: the walk is live (walk_group)
-  if (current >= view.num_nodes) return -1;
+  if (current >= view.num_nodes || view.weight != nullptr) return -1;
   const int64_t row_start = view.indptr[current], row_end = view.indptr[current + 1];
   if (!valid_adjacency(row_start, row_end, view.num_edges) || row_start == row_end) return -1;
-  int64_t first = -1;
-  if (view.weight == nullptr) {
-    const WalkRow<index_t, weight_t> row{row_start, row_end - row_start, view.indices + row_start,
-                                         nullptr};
-    // Only node2vec's trials need a level (converting one at every DeepWalk step cost 10-18 %),
-    // and a row of one edge has none (weighing_node): its draw computes no Philox block.
-    if (view.second_order && row.degree > 1) {
-      const Trial drawn = view.trial(w, t, 0, row);
-      first = drawn.offset;
-      *level = drawn.level;
-    } else {
-      first = view.candidate(w, t, row);
-    }
-    __builtin_prefetch(row.targets + first);
-  }
-  return first;
+  const WalkRow<index_t, weight_t> row{row_start, row_end - row_start, view.indices + row_start,
+                                       nullptr};
+  const int64_t offset = view.candidate(w, t, row);
+  __builtin_prefetch(row.targets + offset);
+  return offset;
 }
 
-// A node2vec move whose trials are under way: its candidate's target is being read (`searching`
-// false) or the previous node's row is being searched for it, one probe per round.
-template <typename index_t, typename weight_t>
-struct PendingTrial {
-  int64_t walk, trial, offset;
-  WalkRow<index_t, weight_t> row;
-  PreviousNode<index_t> previous;
-  bool searching;
-  double level;  // the trial's acceptance level, drawn with its candidate
-  RowSearch<index_t> search;
-};
-
-// One round of a pending trial: reads what the last round prefetched and prefetches what the
-// next one reads. Returns true when the move is over (taken, or faulted). The trials, biases and
-// acceptances are WalkView::draw_second_order's, one probe of the search at a time.
-template <typename index_t, typename weight_t, typename Fault>
-bool advance_trial(const WalkView<index_t, weight_t>& view, int64_t t,
-                   PendingTrial<index_t, weight_t>& p, const Fault& keep_fault) {
-  // Only the round that reads the candidate can find it to be the previous node: its search is
-  // then empty and ends in that round, as is the search of a level that needs none (an empty
-  // search finds no neighbor, which settles such a level as the neighbor test would).
-  bool is_previous = false;
-  if (!p.searching) {
-    const int64_t x = static_cast<int64_t>(p.row.targets[p.offset]);
-    is_previous = x == p.previous.node;
-    const bool searched = !is_previous && view.needs_search(p.level);
-    p.search = RowSearch<index_t>{p.previous.targets, searched ? p.previous.degree : 0, x};
-    p.searching = true;
-  } else if (!p.search.advance()) {
-    keep_fault(p.walk, kUnsortedWalkRow);
-    return true;
-  }
-  if (!p.search.done()) {
-    __builtin_prefetch(p.search.next_probe());
-    return false;
-  }
-  int64_t fault = 0;
-  if (p.level < view.bias_of(is_previous, p.search.membership())) {
-    fault = view.take(p.walk, t, p.row, p.offset);
-  } else if (++p.trial < kMaxTrials) {
-    const Trial next = view.trial(p.walk, t, p.trial, p.row);
-    p.offset = next.offset;
-    p.level = next.level;
-    __builtin_prefetch(p.row.targets + p.offset);
-    p.searching = false;
-    return false;
-  } else {
-    fault = view.draw_enumerated(p.walk, t, p.row, p.previous, &p.offset);
-    if (fault == 0) fault = view.take(p.walk, t, p.row, p.offset);
-  }
-  if (fault != 0) keep_fault(p.walk, fault);
-  return true;
-}
-
-// The node2vec moves of a group under way: their trials, kept in place, and the positions of
-// those not over yet (rounds drop the finished ones from the list, not the trials).
-template <typename index_t, typename weight_t>
-struct GroupTrials {
-  std::array<PendingTrial<index_t, weight_t>, kWalkGroup> trial;
-  std::array<int32_t, kWalkGroup> pending;
-};
-
-// Step t of the group's live walks, `walks[0 .. count)`: first-order moves at once; node2vec's
-// trials in rounds over all the group's pending moves, so that their candidates' reads and their
-// searches' probes, each a likely cache miss and each depending on the one before, overlap
-// across walks. `first_offset[i]` is walks[i]'s first candidate when prefetch_move drew it, else
-// -1, and for node2vec `first_level[i]` its level.
+// Step t of the group's live walks, `walks[0 .. count)`, each taking the draw prefetch_move
+// made (`drawn[i]`), or drawing now.
 template <typename index_t, typename weight_t, typename Fault>
 void step_group(const WalkView<index_t, weight_t>& view, const int64_t* walks, int32_t count,
-                int64_t t, const int64_t* first_offset, const double* first_level,
-                GroupTrials<index_t, weight_t>& trials, const Fault& keep_fault) {
-  int32_t n = 0;
+                int64_t t, const int64_t* drawn, const Fault& keep_fault) {
   for (int32_t i = 0; i < count; ++i) {
     const int64_t w = walks[i];
     const WalkMove<index_t, weight_t> move = view.begin_step(w, t);
     int64_t fault = move.result;
     if (move.draws) {
-      if (move.previous >= 0) {
-        const Trial drawn = first_offset[i] >= 0 ? Trial{first_offset[i], first_level[i]}
-                                                 : view.trial(w, t, 0, move.row);
-        PendingTrial<index_t, weight_t>& p = trials.trial[n];
-        p.walk = w;
-        p.trial = 0;
-        p.offset = drawn.offset;
-        p.level = drawn.level;
-        p.row = move.row;
-        p.previous = view.previous_row(move.previous);
-        p.searching = false;
-        trials.pending[n] = n;
-        ++n;
-        continue;
-      }
-      const int64_t drawn = first_offset[i];
-      const int64_t offset = drawn >= 0 ? drawn : view.candidate(w, t, move.row);
+      const int64_t offset = drawn[i] >= 0 ? drawn[i] : view.candidate(w, t, move.row);
       fault = view.take(w, t, move.row, offset);
     }
     if (fault != 0) keep_fault(w, fault);
-  }
-  while (n > 0) {
-    int32_t kept = 0;
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t j = trials.pending[i];
-      if (!advance_trial(view, t, trials.trial[j], keep_fault)) trials.pending[kept++] = j;
-    }
-    n = kept;
   }
 }
 
@@ -172,8 +68,8 @@ void pad_after(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
 }
 
 // Walks [begin, end), at most kWalkGroup of them, to their end, one step of every walk at a
-// time. A walk alone waits for each read in turn (its row's bounds, the target it drew, node2vec's
-// search of the previous row; its next row depends on the target), but the steps of different
+// time. A walk alone waits for each read in turn (its row's bounds, then the target it drew, on
+// which its next row depends), but the steps of different
 // walks are independent: the group's row bounds are prefetched together, then what each walk's
 // move reads, and only then does each walk step, mostly from cache. A walk that ends (a dead end,
 // a restart that ends it, a fault) leaves the group's list with its outputs padded to the end, so
@@ -182,10 +78,8 @@ void pad_after(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
 template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
-  GroupTrials<index_t, weight_t> trials{};
   TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
-  std::array<int64_t, kWalkGroup> first_offset, live;
-  std::array<double, kWalkGroup> first_level;
+  std::array<int64_t, kWalkGroup> drawn, live;
   int32_t count = 0;
   for (int64_t w = begin; w < end; ++w) live[count++] = w;
   for (int64_t t = 0; t < view.length && count > 0; ++t) {
@@ -193,11 +87,8 @@ void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
       const int64_t current = view.node(live[i], t);
       if (current < view.num_nodes) __builtin_prefetch(view.indptr + current);
     }
-    for (int32_t i = 0; i < count; ++i) {
-      first_offset[i] = prefetch_move(view, live[i], t, &first_level[i]);
-    }
-    step_group(view, live.data(), count, t, first_offset.data(), first_level.data(), trials,
-               keep_fault);
+    for (int32_t i = 0; i < count; ++i) drawn[i] = prefetch_move(view, live[i], t);
+    step_group(view, live.data(), count, t, drawn.data(), keep_fault);
     int32_t kept = 0;
     for (int32_t i = 0; i < count; ++i) {
       if (view.node(live[i], t + 1) >= 0) {
@@ -224,6 +115,182 @@ void name_edges(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   }
 }
 
+// What a walk in flight waits for: its current node's row bounds (kRow), the target of the
+// candidate it drew (kCandidate), or the next probe of node2vec's search of the previous node's
+// row (kSearch). Each was prefetched when the lane entered the stage.
+enum class LaneStage : uint8_t { kRow, kCandidate, kSearch };
+
+// One walk in flight: its step t and the move under way, a first-order draw of slot `offset`
+// or node2vec's trial `trial` (WalkView::draw_second_order's trials, one memory read at a time).
+template <typename index_t, typename weight_t>
+struct Lane {
+  int64_t walk, t;
+  LaneStage stage;
+  bool second_order;
+  int64_t trial, offset;
+  double level;  // the trial's acceptance level, drawn with its candidate
+  WalkRow<index_t, weight_t> row;
+  PreviousNode<index_t> previous;
+  RowSearch<index_t> search;
+};
+
+// Step t of the lane's walk is over with `fault` (0: it moved, restarted or ended): readies step
+// t+1, prefetching its row bounds. Returns true when the walk is over (its outputs padded).
+template <typename index_t, typename weight_t, typename Fault>
+bool end_step(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane, int64_t fault,
+              const Fault& keep_fault) {
+  if (fault != 0) keep_fault(lane.walk, fault);
+  const int64_t next = view.node(lane.walk, lane.t + 1);  // -1 after a fault or an end
+  if (next < 0) {
+    pad_after(view, lane.walk, lane.t);
+    return true;
+  }
+  if (++lane.t == view.length) return true;
+  if (next < view.num_nodes) __builtin_prefetch(view.indptr + next);
+  lane.stage = LaneStage::kRow;
+  return false;
+}
+
+// kRow: step t's checks and its first draw, whose target it prefetches.
+template <typename index_t, typename weight_t, typename Fault>
+bool begin_lane_step(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane,
+                     const Fault& keep_fault) {
+  const WalkMove<index_t, weight_t> move = view.begin_step(lane.walk, lane.t);
+  if (!move.draws) return end_step(view, lane, move.result, keep_fault);
+  // Member by member: the compiler would copy the row in 16-byte loads from where begin_step's
+  // result sits in 8-byte stores, and a load that spans two stores waits for both to reach the
+  // cache (a failed store-to-load forward: a fifth of node2vec's time).
+  lane.row.start = move.row.start;
+  lane.row.degree = move.row.degree;
+  lane.row.targets = move.row.targets;
+  lane.row.weight = move.row.weight;
+  lane.second_order = move.previous >= 0;
+  if (lane.second_order) {
+    lane.previous = view.previous_row(move.previous);
+    lane.trial = 0;
+    const Trial drawn = view.trial(lane.walk, lane.t, 0, lane.row);
+    lane.offset = drawn.offset;
+    lane.level = drawn.level;
+  } else {
+    lane.offset = view.candidate(lane.walk, lane.t, lane.row);
+  }
+  __builtin_prefetch(lane.row.targets + lane.offset);
+  lane.stage = LaneStage::kCandidate;
+  return false;
+}
+
+// A node2vec trial's candidate weighs `bias`: taken when its level is below, else the next trial
+// is drawn (its target prefetched) or, after kMaxTrials, the enumerated draw decides.
+template <typename index_t, typename weight_t, typename Fault>
+bool weigh_trial(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane,
+                 double bias, const Fault& keep_fault) {
+  if (lane.level < bias) {
+    return end_step(view, lane, view.take(lane.walk, lane.t, lane.row, lane.offset), keep_fault);
+  }
+  if (++lane.trial < kMaxTrials) {
+    const Trial next = view.trial(lane.walk, lane.t, lane.trial, lane.row);
+    lane.offset = next.offset;
+    lane.level = next.level;
+    __builtin_prefetch(lane.row.targets + lane.offset);
+    lane.stage = LaneStage::kCandidate;
+    return false;
+  }
+  int64_t fault = view.draw_enumerated(lane.walk, lane.t, lane.row, lane.previous, &lane.offset);
+  if (fault == 0) fault = view.take(lane.walk, lane.t, lane.row, lane.offset);
+  return end_step(view, lane, fault, keep_fault);
+}
+
+// A search that has its answer weighs the candidate; one that has not prefetches its next probe.
+template <typename index_t, typename weight_t, typename Fault>
+bool continue_search(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane,
+                     const Fault& keep_fault) {
+  if (lane.search.done()) {
+    return weigh_trial(view, lane, view.bias_of(false, lane.search.membership()), keep_fault);
+  }
+  __builtin_prefetch(lane.search.next_probe());
+  lane.stage = LaneStage::kSearch;
+  return false;
+}
+
+// kCandidate: a first-order move takes its draw; node2vec's trial weighs its candidate, after a
+// search of the previous node's row only when its level needs one (WalkView::needs_search).
+template <typename index_t, typename weight_t, typename Fault>
+bool read_candidate(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane,
+                    const Fault& keep_fault) {
+  if (!lane.second_order) {
+    return end_step(view, lane, view.take(lane.walk, lane.t, lane.row, lane.offset), keep_fault);
+  }
+  const int64_t x = static_cast<int64_t>(lane.row.targets[lane.offset]);
+  const bool is_previous = x == lane.previous.node;
+  if (!is_previous && view.needs_search(lane.level)) {
+    lane.search = RowSearch<index_t>{lane.previous.targets, lane.previous.degree, x};
+    return continue_search(view, lane, keep_fault);
+  }
+  return weigh_trial(view, lane, view.bias_of(is_previous, RowMembership::kAbsent), keep_fault);
+}
+
+// The lane's next memory read and what follows it, up to the read after. True when the walk is
+// over.
+template <typename index_t, typename weight_t, typename Fault>
+bool advance_lane(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_t>& lane,
+                  const Fault& keep_fault) {
+  switch (lane.stage) {
+    case LaneStage::kRow:
+      return begin_lane_step(view, lane, keep_fault);
+    case LaneStage::kCandidate:
+      return read_candidate(view, lane, keep_fault);
+    case LaneStage::kSearch:
+      if (!lane.search.advance()) return end_step(view, lane, kUnsortedWalkRow, keep_fault);
+      return continue_search(view, lane, keep_fault);
+  }
+  return true;
+}
+
+// Walks [begin, end) to their ends, kLanes of them in flight at a time. A walk alone waits for
+// each read in turn (its row's bounds, the target it drew, each probe of node2vec's search; each
+// read depends on the one before), but different walks are independent: a round advances every
+// lane by one read, which the lane's previous round prefetched, so the reads of all lanes
+// overlap. A walk that ends hands its lane to the next walk at once, so no lane waits for
+// another. Stepped in lockstep (walk_group), every node2vec step waited for its group's longest
+// search: lanes walk it 21 % faster on R-MAT products, where a search's probes miss the cache,
+// and about as fast on Slashdot; first-order walks, whose steps all make the same two reads,
+// are faster in lockstep (no stage to dispatch on).
+template <typename index_t, typename weight_t, typename Fault>
+void walk_lanes(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
+                const Fault& keep_fault) {
+  if (view.length == 0) return;
+  std::array<Lane<index_t, weight_t>, kLanes> lanes{};
+  int64_t next_walk = begin;
+  auto start_walk = [&](Lane<index_t, weight_t>& lane) {
+    lane.walk = next_walk++;
+    lane.t = 0;
+    lane.stage = LaneStage::kRow;
+    const int64_t start = view.node(lane.walk, 0);
+    if (start < view.num_nodes) __builtin_prefetch(view.indptr + start);
+  };
+  int32_t active = 0;
+  while (active < kLanes && next_walk < end) start_walk(lanes[active++]);
+  while (active > 0) {
+    for (int32_t i = 0; i < active;) {
+      Lane<index_t, weight_t>& lane = lanes[i];
+      if (!advance_lane(view, lane, keep_fault)) {
+        ++i;
+        continue;
+      }
+      // While the walk's slots are in cache.
+      if (view.eid) {
+        name_edges(view, lane.walk * view.length, (lane.walk + 1) * view.length, keep_fault);
+      }
+      if (next_walk < end) {
+        start_walk(lane);
+        ++i;
+      } else {
+        lane = lanes[--active];  // the last lane moves here and advances in this round
+      }
+    }
+  }
+}
+
 struct CpuRandomWalk {
   static constexpr WalkSchedule kAutoSchedule = WalkSchedule::kSample;
 
@@ -244,6 +311,10 @@ struct CpuRandomWalk {
     };
     if (schedule == WalkSchedule::kSample) {
       at::parallel_for(0, num_walks, kWalkGrain, [&](int64_t begin, int64_t end) {
+        if (view.second_order) {
+          walk_lanes(view, begin, end, keep_fault);
+          return;
+        }
         for (int64_t group = begin; group < end; group += kWalkGroup) {
           const int64_t group_end = std::min(end, group + kWalkGroup);
           walk_group(view, group, group_end, keep_fault);
