@@ -26,8 +26,8 @@ $(VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "torch==$(TORCH_VERSION)"
-	$(PIP) install --quiet "torch_geometric==2.8.1" numpy scipy tqdm matplotlib ninja "setuptools>=70" wheel \
-		pytest hypothesis "ruff==$(RUFF_VERSION)" "clang-format==$(CLANG_FORMAT_VERSION)"
+	$(PIP) install --quiet "torch_geometric==2.8.1" numpy scipy tqdm matplotlib "pymetis>=2025.2" ninja \
+		"setuptools>=70" wheel pytest hypothesis "ruff==$(RUFF_VERSION)" "clang-format==$(CLANG_FORMAT_VERSION)"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -37,7 +37,7 @@ $(DGL_VENV)/.installed: Makefile
 	$(DGL_PY) -m pip install --quiet --upgrade pip
 	$(DGL_PY) -m pip install --quiet "torch==$(DGL_TORCH_VERSION)" dgl==2.1.0 "numpy<2" \
 		"setuptools<70" torchdata==0.7.1 pandas pydantic pyyaml psutil tqdm requests scipy \
-		ninja wheel pytest hypothesis
+		"pymetis>=2025.2" ninja wheel pytest hypothesis
 	touch $@
 
 setup-dgl: $(DGL_VENV)/.installed

@@ -195,8 +195,12 @@ if __name__ == "__main__":
         python_requires=">=3.9",
         install_requires=["torch>=2.2", "numpy", "tqdm"],
         # scipy: the Planetoid reader unpickles scipy matrices; matplotlib: `fastgl train`'s
-        # figure.
-        extras_require={"data": ["scipy"], "report": ["matplotlib"]},
+        # figure; pymetis: ClusterGCN's partition.
+        extras_require={
+            "data": ["scipy"],
+            "report": ["matplotlib"],
+            "cluster": ["pymetis>=2025.2"],
+        },
         ext_modules=[make_extension()],
         # FASTGL_BUILD_BASE keeps a second environment's build (e.g. the DGL one, on another
         # torch) from overwriting the objects of the first.

@@ -187,8 +187,9 @@ def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
         help="neighbor: a fanout per node at each hop; layer (uniform over the layer's "
         "neighborhood), fastgcn and ladies: layer-wise importance sampling, a number of vertices "
         "per layer, for --model gcn (evaluated with the exact GCN); frontier, saint-node, "
-        "saint-edge, saint-rw: graph-sampling training, GCN on whole sampled subgraphs of about "
-        "--batch-size vertices with GraphSAINT's normalization (--model gcn, exact evaluation)",
+        "saint-edge, saint-rw, cluster (ClusterGCN: METIS clusters): graph-sampling training, "
+        "GCN on whole sampled subgraphs of about --batch-size vertices with GraphSAINT's "
+        "normalization (--model gcn, exact evaluation)",
     )
     model.add_argument(
         "--fanouts",

@@ -235,13 +235,8 @@ class CSCGraph(CSCArrays):
             (tensor([0, 0, 1]), tensor([1, 2, 0]))
         """
         starts = self.indptr[nodes]
-        degrees = self.indptr[nodes + 1] - starts
-        ptr = torch.cat([degrees.new_zeros(1), torch.cumsum(degrees, 0)])
-        num_slots = int(ptr[-1])
-        target = expand_ptr(ptr, num_slots)
-        # A slot is its target's first slot plus its rank among the target's in-edges.
-        rank = torch.arange(num_slots, device=self.device) - ptr[target]
-        return target, starts[target] + rank
+        slots, target = range_slots(starts, self.indptr[nodes + 1] - starts)
+        return target, slots
 
     def induced_edges(self, nodes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Every edge between the distinct ``nodes``: ``(row, col, eid)`` with ``row``/``col`` the
@@ -519,6 +514,23 @@ def expand_ptr(indptr: Tensor, num_slots: int) -> Tensor:
     counts = (indptr[1:] - indptr[:-1]).to(torch.int64)
     rows = torch.arange(counts.numel(), device=indptr.device)
     return torch.repeat_interleave(rows, counts, output_size=num_slots)
+
+
+def range_slots(starts: Tensor, counts: Tensor) -> tuple[Tensor, Tensor]:
+    """The slots of the ranges ``[starts[i], starts[i] + counts[i])`` laid end to end, and the
+    range each slot comes from (both int64).
+
+    Example:
+        >>> range_slots(torch.tensor([5, 0, 9]), torch.tensor([2, 0, 3]))
+        (tensor([ 5,  6,  9, 10, 11]), tensor([0, 0, 2, 2, 2]))
+    """
+    counts = counts.to(torch.int64)
+    ptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+    num_slots = int(ptr[-1])
+    owner = expand_ptr(ptr, num_slots)
+    # A slot is its range's start plus its rank in the range.
+    rank = torch.arange(num_slots, device=counts.device) - ptr[owner]
+    return starts.to(torch.int64)[owner] + rank, owner
 
 
 def check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str | None = None) -> None:

@@ -30,6 +30,7 @@ from fastgl.loader.dataloader import Sampler
 from fastgl.nn.models import GAT, GCN, GIN, GraphSAGE
 from fastgl.report import format_epoch
 from fastgl.sampling import (
+    ClusterGCNSampler,
     FastGCNSampler,
     FrontierSampler,
     LADIESSampler,
@@ -39,7 +40,6 @@ from fastgl.sampling import (
     SAINTNodeSampler,
     SAINTNorm,
     SAINTRandomWalkSampler,
-    saint_normalization,
 )
 
 MODELS = {"sage": GraphSAGE, "gcn": GCN, "gin": GIN, "gat": GAT}
@@ -62,7 +62,10 @@ LAYER_SAMPLERS = {"layer": LayerSampler, "fastgcn": FastGCNSampler, "ladies": LA
 # Graph-sampling training's samplers by command-line name (Zeng et al., Accurate, Efficient and
 # Scalable Graph Embedding, Algorithm 1; GraphSAINT): each step trains GCN on all of one sampled
 # subgraph, with GraphSAINT's normalization as loss and edge weights.
-SUBGRAPH_SAMPLERS = ("frontier", "saint-node", "saint-edge", "saint-rw")
+SUBGRAPH_SAMPLERS = ("frontier", "saint-node", "saint-edge", "saint-rw", "cluster")
+# ClusterGCN's clusters per batch (q): a batch of about --batch-size vertices joins this many
+# METIS clusters, so the partition has about q * num_nodes / batch-size of them.
+CLUSTERS_PER_BATCH = 4
 SAMPLERS = ("neighbor", *LAYER_SAMPLERS, *SUBGRAPH_SAMPLERS)
 # What `fanouts` means, and its default, per sampler: neighbors per node at each hop, or vertices
 # per layer. A layer's size counts for the whole batch: 512, the default batch's seeds, keeps every
@@ -194,8 +197,12 @@ def build_sampler(name: str, graph: CSCGraph, fanouts: Sequence[int]) -> Sampler
 def build_subgraph_sampler(name: str, graph: CSCGraph, size: int, num_layers: int):
     """The subgraph sampler ``name`` (:data:`SUBGRAPH_SAMPLERS`) on ``graph`` drawing about
     ``size`` vertices per subgraph (before repeats): ``size`` node draws, ``size / 2`` edge
-    draws, ``size / (num_layers + 1)`` walks of ``num_layers`` steps, or a frontier of
-    ``size / 4`` walkers with a budget of ``size``."""
+    draws, ``size / (num_layers + 1)`` walks of ``num_layers`` steps, a frontier of
+    ``size / 4`` walkers with a budget of ``size``, or :data:`CLUSTERS_PER_BATCH` METIS clusters
+    of about ``size / CLUSTERS_PER_BATCH`` vertices each."""
+    if name == "cluster":
+        num_parts = min(max(round(CLUSTERS_PER_BATCH * graph.num_nodes / size), 1), graph.num_nodes)
+        return ClusterGCNSampler(graph, num_parts, min(CLUSTERS_PER_BATCH, num_parts))
     if name == "saint-node":
         return SAINTNodeSampler(graph, size)
     if name == "saint-edge":
@@ -257,11 +264,11 @@ def train_node_classifier(
         sampler: ``"neighbor"`` (:class:`~fastgl.NeighborSampler`), or for ``"gcn"`` one of the
             layer-wise importance samplers ``"layer"``, ``"fastgcn"``, ``"ladies"``
             (:mod:`fastgl.sampling.layer`), or graph-sampling training's ``"frontier"``,
-            ``"saint-node"``, ``"saint-edge"``, ``"saint-rw"`` (:func:`build_subgraph_sampler`:
-            each step trains GCN on a whole subgraph, weighted by GraphSAINT's normalization
-            estimated from :data:`SAMPLE_COVERAGE`; an epoch is :func:`steps_per_epoch`
-            subgraphs); all but ``"neighbor"`` evaluate with the exact GCN
-            (:func:`evaluation_sampler`).
+            ``"saint-node"``, ``"saint-edge"``, ``"saint-rw"``, ``"cluster"``
+            (:func:`build_subgraph_sampler`: each step trains GCN on a whole subgraph, weighted
+            by GraphSAINT's normalization, estimated from :data:`SAMPLE_COVERAGE`, exact for
+            ClusterGCN; an epoch is :func:`steps_per_epoch` subgraphs); all but ``"neighbor"``
+            evaluate with the exact GCN (:func:`evaluation_sampler`).
         fanouts: per hop, hop 1 (next to the seeds) first, one model layer per hop: neighbors
             sampled per node (``neighbor``) or vertices sampled per layer (the layer-wise
             samplers). Default: :data:`DEFAULT_FANOUTS` of the sampler.
@@ -390,7 +397,7 @@ def train_node_classifier(
     weights = None
     if sampler in SUBGRAPH_SAMPLERS:
         subgraphs = build_subgraph_sampler(sampler, graph, batch_size, len(fanouts))
-        norm = saint_normalization(subgraphs, SAMPLE_COVERAGE, generator=train_gen)
+        norm = subgraphs.normalization(SAMPLE_COVERAGE, generator=train_gen)
         weights = SubgraphWeights.of(norm, dataset.train_idx, device)
         train_loader = SubgraphLoader(
             graph,

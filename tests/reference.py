@@ -345,6 +345,24 @@ def random_edge_index(
     return torch.randint(0, num_nodes, (2, num_edges), generator=gen).to(dtype)
 
 
+def attributed_pyg_data(num_nodes: int, num_edges: int, seed: int):
+    """A PyG ``Data`` of ``random_edge_index`` edges with node attributes ``x``, ``y``,
+    ``node_id`` (each node's own id), edge attributes ``edge_id``, ``edge_attr`` and a
+    non-tensor ``title``: what the drop-in loaders must slice (needs PyG)."""
+    from torch_geometric.data import Data
+
+    edge_index = random_edge_index(num_nodes, num_edges, seed=seed)
+    return Data(
+        x=torch.randn(num_nodes, 5),
+        y=torch.arange(num_nodes) % 3,
+        node_id=torch.arange(num_nodes),
+        edge_id=torch.arange(num_edges),
+        edge_attr=torch.randn(num_edges, 2),
+        edge_index=edge_index,
+        title="a graph",
+    )
+
+
 def empty_edge_index(dtype: torch.dtype = torch.int64) -> Tensor:
     return torch.empty(2, 0, dtype=dtype)
 

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 import torch
-from reference import random_edge_index
+from reference import attributed_pyg_data
 
 pytest.importorskip("torch_geometric")
 import torch_geometric.loader
@@ -25,17 +25,7 @@ NUM_NODES = 30
 
 
 def graph_data() -> Data:
-    edge_index = random_edge_index(NUM_NODES, 120, seed=4)
-    num_edges = edge_index.shape[1]
-    return Data(
-        x=torch.randn(NUM_NODES, 5),
-        y=torch.arange(NUM_NODES) % 3,
-        node_id=torch.arange(NUM_NODES),
-        edge_id=torch.arange(num_edges),
-        edge_attr=torch.randn(num_edges, 2),
-        edge_index=edge_index,
-        title="a graph",
-    )
+    return attributed_pyg_data(NUM_NODES, 120, seed=4)
 
 
 LOADERS = {

@@ -702,10 +702,10 @@ def test_the_first_bad_walk_is_named(schedule, p):
     """Faults are found while walking; the smallest bad walk is named whatever the thread
     count and schedule (walk 3000 reaches node 9's bad target at its second step, walk 5000 at
     its first), for first-order walks and for node2vec's, which the CPU's sample schedule runs
-    differently (in lockstep groups and in lanes)."""
-    indptr = torch.arange(11)
-    indices = (torch.arange(10) + 1) % 10  # a ring 0 -> 1 -> ... -> 9 -> 0
-    indices[9] = 99
+    differently (in lockstep groups and in lanes). Node 9 has two out-edges, both bad, so that
+    node2vec's second step from it is a trial."""
+    indptr = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
+    indices = torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9, 98, 99])  # a path 0 -> ... -> 9
     starts = torch.zeros(6000, dtype=torch.int64)
     starts[3000], starts[5000] = 8, 9
     for threads in (1, 2):

@@ -247,8 +247,9 @@ struct WalkView {
 
   // Names the edge at position i = w * length + t of `edges` once walk w has taken all its steps
   // (until then node2vec reads its slot to tell a move from a teleport): the slot becomes
-  // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. The CPU's sample schedule names each
-  // group's edges right after the group's walks, while their slots are in cache.
+  // eid[slot]. Returns 0, or kNegativeEdgeId for walk w. The CPU's sample schedule names a group's
+  // edges (first-order walks) or a walk's (node2vec's lanes) as soon as they end, their slots in
+  // cache.
   C10_HOST_DEVICE FASTGL_FORCE_INLINE int64_t name_edge(int64_t i) const {
     const int64_t slot = edges[i];
     if (slot < 0) return 0;

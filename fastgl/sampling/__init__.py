@@ -1,5 +1,6 @@
 """Samplers that turn seed nodes into mini-batch subgraphs."""
 
+from .cluster import ClusterGCNSampler, metis_parts
 from .hetero import (
     HeteroNeighborSampler,
     HeteroSampledSubgraph,
@@ -43,6 +44,7 @@ from .subgraph import SampledSubgraph
 from .temporal import TemporalNeighborSampler
 
 __all__ = [
+    "ClusterGCNSampler",
     "DeepWalkProgram",
     "EgoSubgraphs",
     "Draws",
@@ -73,6 +75,7 @@ __all__ = [
     "SubgraphSampler",
     "TemporalNeighborSampler",
     "hetero_neighbor_sample",
+    "metis_parts",
     "mvs_probabilities",
     "neighbor_sample",
     "run_program",

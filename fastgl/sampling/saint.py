@@ -48,7 +48,19 @@ class SubgraphSampler:
             )
         if num_subgraphs == 0:
             return []
-        nodes, ptr = self.sample_nodes(num_subgraphs, generator)
+        return self.induce(*self.sample_nodes(num_subgraphs, generator))
+
+    def normalization(
+        self, sample_coverage: float, generator: torch.Generator | None = None
+    ) -> SAINTNorm:
+        """GraphSAINT's normalization for this sampler: estimated from subgraphs holding
+        ``sample_coverage`` times the graph's vertices (:func:`saint_normalization`); a sampler
+        whose probabilities are known gives it exactly."""
+        return saint_normalization(self, sample_coverage, generator=generator)
+
+    def induce(self, nodes: Tensor, ptr: Tensor) -> list[SampledSubgraph]:
+        """The subgraphs of ``graph`` induced on the vertex sets ``(nodes, ptr)`` (as
+        :meth:`sample_nodes` returns them)."""
         row, col, eid, edge_ptr = self.graph.induced_subgraphs(nodes, ptr)
         sizes, edge_sizes = ptr.diff().tolist(), edge_ptr.diff().tolist()
         positions = torch.arange(max(sizes, default=0), device=nodes.device)

@@ -8,7 +8,8 @@ DGL); ``GraphConv``, ``SAGEConv``, ``GINConv`` and ``GATConv`` take the argument
 ``dgl.nn`` namesakes and load their state dicts; ``random_walk``, ``node2vec_random_walk``,
 ``RandomWalkNeighborSampler`` and ``PinSAGESampler`` take those of their ``dgl.sampling``
 namesakes (homogeneous walks, on CPU and GPU graphs); ``SAINTSampler`` those of
-``dgl.dataloading.SAINTSampler`` (GraphSAINT's node, edge and walk subgraphs). Needs DGL
+``dgl.dataloading.SAINTSampler`` (GraphSAINT's node, edge and walk subgraphs) and
+``ClusterGCNSampler`` those of its namesake (METIS through pymetis). Needs DGL
 (whose wheels support torch up to 2.2-2.4).
 
 Example:
@@ -22,12 +23,14 @@ Example:
     >>> traces, types = random_walk(g, train_nids, length=80)   # as dgl.sampling.random_walk
 """
 
+from .cluster import ClusterGCNSampler
 from .conv import GATConv, GINConv, GraphConv, SAGEConv
 from .saint import SAINTSampler
 from .sampler import MultiLayerFullNeighborSampler, NeighborSampler
 from .walks import PinSAGESampler, RandomWalkNeighborSampler, node2vec_random_walk, random_walk
 
 __all__ = [
+    "ClusterGCNSampler",
     "GATConv",
     "GINConv",
     "GraphConv",

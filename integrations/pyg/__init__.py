@@ -12,6 +12,8 @@
 * ``GraphSAINTNodeSampler``, ``GraphSAINTEdgeSampler``, ``GraphSAINTRandomWalkSampler``: PyG's
   GraphSAINT loaders (batches with ``node_norm`` and ``edge_norm``) on fastgl's samplers, which
   PyG's own classes cannot run without ``torch-sparse``; ``ShaDowKHopSampler`` likewise.
+* ``ClusterData``, ``ClusterLoader``: PyG's ClusterGCN loaders on fastgl's METIS partition
+  (pymetis), where PyG's own need ``pyg-lib`` or ``torch-sparse``.
 * ``Node2Vec``: PyG's ``Node2Vec`` (constructor, ``loader``, batches, ``loss``, ``test``) on
   fastgl's random walks, without ``pyg-lib`` and with ``p`` and ``q`` honoured.
 
@@ -22,6 +24,7 @@ Example:
     >>> model = torch_geometric.nn.to_hetero(model, hetero_data.metadata())  # model of SAGEConvs
 """
 
+from .cluster import ClusterData, ClusterLoader
 from .conv import GATConv, GCNConv, GINConv, SAGEConv
 from .graph_saint import (
     GraphSAINTEdgeSampler,
@@ -35,6 +38,8 @@ from .sampler import NeighborSampler
 from .shadow import ShaDowKHopSampler
 
 __all__ = [
+    "ClusterData",
+    "ClusterLoader",
     "GATConv",
     "GCNConv",
     "GINConv",

@@ -25,9 +25,9 @@ constexpr int64_t kWalkGroup = 32;
 // node2vec walks a thread keeps in flight (see walk_lanes).
 constexpr int32_t kLanes = 32;
 
-// Prefetches what step t of walk w reads after its row's bounds: the target of its draw, made
-// here when the row is unweighted (a weighted draw reads the row's weights first). Returns the
-// draw's offset, or -1 when it drew none.
+// Prefetches what step t of first-order walk w (p = q = 1) reads after its row's bounds: the
+// target of its draw, made here when the row is unweighted (a weighted draw reads the row's weights
+// first). Returns the draw's offset, or -1 when it drew none.
 template <typename index_t, typename weight_t>
 int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_t t) {
   const int64_t current = view.node(w, t);  // >= 0: the walk is live (walk_group)
@@ -41,8 +41,8 @@ int64_t prefetch_move(const WalkView<index_t, weight_t>& view, int64_t w, int64_
   return offset;
 }
 
-// Step t of the group's live walks, `walks[0 .. count)`, each taking the draw prefetch_move
-// made (`drawn[i]`), or drawing now.
+// Step t of the group's live first-order walks, `walks[0 .. count)`, each taking the draw
+// prefetch_move made (`drawn[i]`), or drawing now.
 template <typename index_t, typename weight_t, typename Fault>
 void step_group(const WalkView<index_t, weight_t>& view, const int64_t* walks, int32_t count,
                 int64_t t, const int64_t* drawn, const Fault& keep_fault) {
@@ -79,6 +79,7 @@ template <typename index_t, typename weight_t, typename Fault>
 void walk_group(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
   TORCH_INTERNAL_ASSERT(end - begin <= kWalkGroup);
+  TORCH_INTERNAL_ASSERT(!view.second_order);  // node2vec's moves walk in lanes (walk_lanes)
   std::array<int64_t, kWalkGroup> drawn, live;
   int32_t count = 0;
   for (int64_t w = begin; w < end; ++w) live[count++] = w;
@@ -249,12 +250,13 @@ bool advance_lane(const WalkView<index_t, weight_t>& view, Lane<index_t, weight_
 // Walks [begin, end) to their ends, kLanes of them in flight at a time. A walk alone waits for
 // each read in turn (its row's bounds, the target it drew, each probe of node2vec's search; each
 // read depends on the one before), but different walks are independent: a round advances every
-// lane by one read, which the lane's previous round prefetched, so the reads of all lanes
+// lane by one read (and, on a weighted row, the row's weights), which the lane's previous round
+// prefetched, so the reads of all lanes
 // overlap. A walk that ends hands its lane to the next walk at once, so no lane waits for
 // another. Stepped in lockstep (walk_group), every node2vec step waited for its group's longest
-// search: lanes walk it 21 % faster on R-MAT products, where a search's probes miss the cache,
-// and about as fast on Slashdot; first-order walks, whose steps all make the same two reads,
-// are faster in lockstep (no stage to dispatch on).
+// search: in lanes a step takes about a fifth less time on R-MAT products, where a search's
+// probes miss the cache, and about 5 % more on Slashdot; first-order walks, whose steps all make
+// the same two reads, are faster in lockstep (no stage to dispatch on).
 template <typename index_t, typename weight_t, typename Fault>
 void walk_lanes(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t end,
                 const Fault& keep_fault) {
