@@ -100,8 +100,7 @@ def _undirected_csr(graph: CSCGraph) -> tuple[Tensor, Tensor]:
         torch.cat([source * graph.num_nodes + target, target * graph.num_nodes + source])
     )
     rows = torch.div(keys, graph.num_nodes, rounding_mode="floor")
-    indptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
-    indptr[1:] = torch.bincount(rows, minlength=graph.num_nodes).cumsum(0)
+    indptr = sizes_to_ptr(torch.bincount(rows, minlength=graph.num_nodes))
     return indptr, keys - rows * graph.num_nodes
 
 

@@ -20,6 +20,7 @@ import torch
 from dgl.dataloading import Sampler
 from dgl.dataloading.base import set_edge_lazy_features, set_node_lazy_features
 
+from fastgl.graph import range_slots
 from fastgl.sampling import metis_parts
 from fastgl.sampling.saint import sizes_to_ptr
 
@@ -79,7 +80,8 @@ class ClusterGCNSampler(Sampler):
         ids = torch.as_tensor(partition_ids, dtype=torch.int64).cpu()
         starts = self.partition_offset[ids]
         counts = self.partition_offset[ids + 1] - starts
-        nodes = torch.cat([self.partition_node_ids[s : s + c] for s, c in zip(starts, counts)])
+        slots, _ = range_slots(starts, counts)
+        nodes = self.partition_node_ids[slots]
         sg = g.subgraph(nodes.to(g.idtype), relabel_nodes=True, output_device=self.output_device)
         set_node_lazy_features(sg, self.prefetch_ndata)
         set_edge_lazy_features(sg, self.prefetch_edata)
