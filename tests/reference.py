@@ -943,6 +943,38 @@ def frontier_sample_reference(
     return as_tensor(frontiers, m), as_tensor(pops, moves), as_tensor(adds, moves)
 
 
+def multirw_moves_distribution(indptr, indices, frontier, moves, max_entries=0):
+    """The exact distribution of a multidimensional random walk's first ``moves`` moves from
+    the walkers ``frontier`` (a list of vertices): ``{((popped, added), ...): probability}``. A
+    move picks a walker with probability proportional to its vertex's in-degree (at most
+    ``max_entries`` when > 0), then one of its in-edges uniformly, by enumeration of both; once
+    no walker can move, the moves are ``(-1, -1)``."""
+    ptr, nbr = indptr.tolist(), indices.tolist()
+
+    def entries(v):
+        degree = ptr[v + 1] - ptr[v]
+        return min(degree, max_entries) if max_entries > 0 else degree
+
+    outcomes: dict[tuple, float] = {}
+
+    def extend(walkers, prefix, probability):
+        if len(prefix) == moves:
+            outcomes[prefix] = outcomes.get(prefix, 0.0) + probability
+            return
+        total = sum(entries(v) for v in walkers)
+        if total == 0:
+            extend(walkers, prefix + ((-1, -1),), probability)
+            return
+        for i, v in enumerate(walkers):
+            row = nbr[ptr[v] : ptr[v + 1]]
+            for u in row if entries(v) else ():
+                moved = walkers[:i] + [u] + walkers[i + 1 :]
+                extend(moved, prefix + ((v, u),), probability * entries(v) / total / len(row))
+
+    extend(list(frontier), (), 1.0)
+    return outcomes
+
+
 class _ReferenceDashboard:
     """DB: per entry its block (-1: invalid); blocks: ``[vertex (-1 once popped), start, size]``."""
 

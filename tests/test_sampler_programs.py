@@ -22,19 +22,22 @@ from reference import (
     assert_same_subgraph,
     edge_index_strategy,
     first_occurrence,
+    hub_edge_index,
+    multirw_moves_distribution,
     philox_bits,
     random_edge_index,
     random_weights,
 )
 
 from fastgl import CSCGraph
-from fastgl.ops import random_walk, sample_hops, sample_ranges
+from fastgl.ops import frontier_sample, random_walk, sample_hops, sample_ranges
 from fastgl.sampling import (
     DeepWalkProgram,
     Draws,
     KHopProgram,
     LayerProgram,
     LayerSampler,
+    MultiRWProgram,
     NeighborSampler,
     PPRProgram,
     SamplerProgram,
@@ -330,6 +333,97 @@ def test_layer_program_equals_layer_sampler_on_random_graphs(graph_case, layer_s
 
 
 # ---------------------------------------------------------------------------------------------
+# MultiRW: the frontier sampler's distribution
+# ---------------------------------------------------------------------------------------------
+
+# In-rows of a 5-node graph: in-degrees 3, 1, 2, 4 and 0 (node 4's walker never moves).
+MULTIRW_EDGES = longs([[1, 2, 3, 0, 0, 3, 0, 1, 2, 4], [0, 0, 0, 1, 2, 2, 3, 3, 3, 3]])
+
+
+def move_counts(trace, moves: int) -> Counter:
+    """How often each sequence of the first ``moves`` (popped, added) pairs came out."""
+    pairs = torch.stack([trace.popped[:, :moves], trace.added[:, :moves]], 2)
+    return Counter(tuple(map(tuple, sample)) for sample in pairs.tolist())
+
+
+def assert_moves_fit(counts: Counter, exact: dict, what: str) -> None:
+    assert set(counts) <= set(exact), f"{what}: impossible moves {set(counts) - set(exact)}"
+    outcomes = sorted(exact)
+    assert_chi_square_fits([counts[o] for o in outcomes], [exact[o] for o in outcomes], what)
+
+
+@pytest.mark.parametrize("max_entries", [None, 2])
+def test_multirw_program_and_frontier_sample_share_the_exact_distribution(max_entries):
+    """NextDoor's MultiRW on the program API and the compiled frontier sampler (Dashboard and
+    scan pops) draw the first two moves of every walker-on-every-node frontier from the exact
+    distribution (enumerated: a walker picked in proportion to its capped in-degree, then a
+    uniform in-edge), by chi-square over every (pop, add, pop, add) outcome."""
+    graph = CSCGraph.from_edge_index(MULTIRW_EDGES, 5)
+    samples, moves = 30_000, 2
+    exact = multirw_moves_distribution(
+        graph.indptr, graph.indices, range(5), moves, max_entries or 0
+    )
+    program = MultiRWProgram(graph, 5, 5 + moves, max_entries=max_entries)
+    trace = run_program(program, torch.arange(5).repeat(samples), gen(1))
+    assert torch.equal(trace.frontier, torch.arange(5).repeat(samples, 1))
+    assert_moves_fit(move_counts(trace, moves), exact, f"program, cap {max_entries}")
+    for pop in ("dashboard", "scan"):
+        compiled = frontier_sample(
+            graph, samples, 5, 5 + moves, max_entries=max_entries, pop=pop, generator=gen(2)
+        )
+        assert_moves_fit(move_counts(compiled, moves), exact, f"{pop}, cap {max_entries}")
+
+
+def test_the_multirw_distribution_check_can_fail():
+    """The same check rejects the capped walk's moves as the uncapped walk's."""
+    graph = CSCGraph.from_edge_index(MULTIRW_EDGES, 5)
+    exact = multirw_moves_distribution(graph.indptr, graph.indices, range(5), 2)
+    trace = run_program(MultiRWProgram(graph, 5, 7, max_entries=1), torch.arange(5).repeat(30_000))
+    with pytest.raises(AssertionError, match="chi-square"):
+        assert_moves_fit(move_counts(trace, 2), exact, "uniform picks")
+
+
+@pytest.mark.parametrize("max_entries", [None, 30])
+def test_multirw_walkers_move_along_in_edges_until_none_can(max_entries):
+    """Replayed as the samples' walkers: every move picks a walker that stands there and has
+    in-edges, moves it to an in-neighbor, and moves are -1 from the first step at which no
+    walker can move (the roots include vertices without in-edges, and a repeated root)."""
+    edge_index, num_nodes = hub_edge_index(hub_degree=300, num_nodes=200, extra_edges=600, seed=4)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes)
+    degree = graph.in_degrees().tolist()
+    stuck = [v for v in range(num_nodes) if degree[v] == 0][:3]
+    roots = longs([0, 0, 5, 7] + [stuck[0], stuck[1], stuck[2], stuck[0]] + list(range(10, 14)))
+    trace = run_program(MultiRWProgram(graph, 4, 204, max_entries), roots, gen(6))
+    ptr, nbr = graph.indptr.tolist(), graph.indices.tolist()
+    assert trace.popped[1].eq(-1).all() and trace.added[1].eq(-1).all()  # the stuck sample
+    for s in (0, 2):
+        walkers = Counter(roots[4 * s : 4 * s + 4].tolist())
+        for u, v in zip(trace.popped[s].tolist(), trace.added[s].tolist()):
+            if u < 0:
+                assert all(degree[w] == 0 for w in walkers.elements()) and v < 0
+                continue
+            assert walkers[u] > 0 and v in nbr[ptr[u] : ptr[u + 1]]
+            walkers[u] -= 1
+            walkers[v] += 1
+
+
+def test_bad_multirw_programs():
+    graph = CSCGraph.from_edge_index(MULTIRW_EDGES, 5)
+    for args, match in (
+        ((0, 3), r"MultiRWProgram: frontier_size must be an int >= 1, got 0"),
+        ((3, 2), r"budget must be an int >= 3, got 2"),
+        ((2, 3, 0), r"max_entries must be an int >= 1, got 0"),
+        ((2.0, 3), r"frontier_size must be an int >= 1, got 2.0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            MultiRWProgram(graph, *args)
+    with pytest.raises(
+        ValueError, match=r"seeds must hold frontier_size = 2 roots per sample, got 3"
+    ):
+        run_program(MultiRWProgram(graph, 2, 4), longs([0, 1, 2]))
+
+
+# ---------------------------------------------------------------------------------------------
 # The engine: edge weights, collective transits, pairs without a transit, choose
 # ---------------------------------------------------------------------------------------------
 
@@ -561,6 +655,20 @@ def test_choose_is_sample_ranges_over_the_weights_per_pair():
     assert set(choices.tolist()) == {0, 2}
 
 
+def test_choose_per_row_is_choose_with_each_pairs_own_weights():
+    """ProgramRandom.choose_per_row: row p's draw is choose's for pair p over that row (same key
+    and stream), -1 for a row of zeros, and each row's own weights decide."""
+    weights = torch.tensor([0.2, 0.0, 0.8], dtype=torch.float64)
+    per_row, _ = drawn_in_a_run(lambda rng: rng.choose_per_row(weights.expand(500, 3), 4, 2))
+    shared, _ = drawn_in_a_run(lambda rng: rng.choose(weights, 500, step=4, draw=2))
+    assert torch.equal(per_row, shared)
+    rows = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 3.0, 0.0]])
+    chosen, _ = drawn_in_a_run(lambda rng: rng.choose_per_row(rows.repeat(100, 1), 4, 2))
+    assert chosen.view(100, 4).eq(longs([2, -1, 0, 1])).all()
+    counts = Counter(per_row.tolist())
+    assert_chi_square_fits([counts[0], counts[2]], [0.2, 0.8], "choose_per_row")
+
+
 def test_uniform_is_a_slot_of_two_to_the_53_per_pair():
     """ProgramRandom.uniform: key (step, draw), stream = pair, one draw from [0, 2^53), scaled
     into [0, 1); its mean and spread are a uniform's."""
@@ -748,6 +856,29 @@ def test_bad_choose_calls_are_rejected():
         run_program(Chooser(graph, torch.zeros(2), 1), longs([0]))
     with pytest.raises(ValueError, match=r"1-D floating-point weight tensor, got torch.int64"):
         run_program(Chooser(graph, longs([1, 2]), 1), longs([0]))
+
+
+def test_bad_choose_per_row_calls_are_rejected():
+    class Chooser(OneStep):
+        keys_per_step = 2
+
+        def __init__(self, graph, weights, draw=1):
+            super().__init__(graph, longs([]), 0)
+            self.weights, self.draw = weights, draw
+
+        def start(self, seeds, rng):
+            rng.choose_per_row(self.weights, 0, self.draw)
+
+    _, _, graph = weighted_graph()
+    for weights, draw, match in (
+        (torch.ones(2, 2), 0, r"Chooser\): choose_per_row\(draw=0\) needs 1 <= draw < "),
+        (torch.ones(4), 1, r"2-D floating-point weight tensor, got torch.float32 of shape \(4,\)"),
+        (longs([[1, 2]]), 1, r"2-D floating-point weight tensor, got torch.int64"),
+        (torch.tensor([[1.0, -1.0]]), 1, r"choose_per_row needs finite weights >= 0"),
+        (torch.tensor([[1.0, float("nan")]]), 1, r"choose_per_row needs finite weights >= 0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            run_program(Chooser(graph, weights, draw), longs([0]))
 
 
 def test_bad_uniform_draws_are_rejected():

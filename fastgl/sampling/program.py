@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from fastgl.graph import Block, CSCGraph, check_offsets, expand_ptr
-from fastgl.ops import id_map, sample_ranges
+from fastgl.ops import FrontierTrace, id_map, sample_ranges
 
 # Layer sampling's estimator (its layers' candidates, blocks and weights) is LayerSampler's own:
 # the program states only how a layer draws.
@@ -163,6 +163,41 @@ class ProgramRandom:
                 f"{weights.tolist()}"
             )
         return self._one_slot_per_pair(count, weights.numel(), weights, step, draw, weights.device)
+
+    def choose_per_row(self, weights: Tensor, step: int, draw: int = 1) -> Tensor:
+        """``[P]`` int64: for each row ``p`` of ``weights`` (``[P, K]``), an index in ``[0, K)``
+        drawn proportionally to that row, or ``-1`` for a row without a positive weight, from
+        key ``(step, draw)`` and stream ``p``: what :meth:`choose` draws for pair ``p`` were
+        its weights ``weights[p]``. Each sample choosing among its own candidates (e.g. the
+        walker a multidimensional random walk moves).
+
+        Example:
+            >>> rng = ProgramRandom(key=7, keys_per_step=2, where="example")
+            >>> rng.choose_per_row(torch.tensor([[0.0, 2.0], [1.0, 0.0], [0.0, 0.0]]), step=0)
+            tensor([ 1,  0, -1])
+        """
+        self._check_draw("choose_per_row", draw)
+        if weights.dim() != 2 or not weights.is_floating_point():
+            raise ValueError(
+                f"{self._where}: choose_per_row needs a 2-D floating-point weight tensor, got "
+                f"{weights.dtype} of shape {tuple(weights.shape)}"
+            )
+        if not bool(((weights >= 0) & torch.isfinite(weights)).all()):
+            raise ValueError(f"{self._where}: choose_per_row needs finite weights >= 0")
+        rows, width = weights.shape
+        starts = torch.arange(rows, device=weights.device) * width
+        # A row's draw depends on its weights and its stream only, not on where its range lies.
+        ptr, slots = sample_ranges(
+            starts,
+            starts + width,
+            weights.reshape(-1),
+            torch.ones_like(starts),
+            True,
+            self.key(step, draw),
+        )
+        drew = torch.diff(ptr) > 0  # a row of zeros draws nothing
+        chosen = torch.full_like(starts, -1)
+        return chosen.masked_scatter_(drew, slots - starts[drew])
 
     def _one_slot_per_pair(
         self, count: int, size: int, weights: Tensor | None, step: int, draw: int, device
@@ -613,6 +648,102 @@ class LayerProgram(SamplerProgram):
 
     def finish(self, state: LayerState) -> LayerSampledSubgraph:
         return assemble_layers(state.blocks[0].num_dst_nodes, state.seed_index, state.blocks)
+
+
+@dataclass
+class MultiRWState:
+    """Multidimensional random walks in progress, one per sample: ``frontier [S, m]`` where
+    each of a sample's ``m`` walkers stands, ``first`` the roots it started from, ``popped`` and
+    ``added [S, K]`` what each move took (``-1`` before it, or once no walker can move), and
+    ``walker [S]`` the walker each sample moves at the current step (``-1``: none)."""
+
+    frontier: Tensor
+    first: Tensor
+    popped: Tensor
+    added: Tensor
+    walker: Tensor
+    rng: ProgramRandom
+
+
+class MultiRWProgram(SamplerProgram):
+    """Ribeiro and Towsley's multidimensional random walk, the frontier sampler of Zeng et al.
+    ("Accurate, Efficient and Scalable Graph Embedding", IPDPS 2019, §III-C) and GraphSAINT, as
+    NextDoor's MultiRW states it (§4): every sample keeps ``frontier_size`` walkers; at each of
+    its ``budget - frontier_size`` steps its one transit is a walker picked with probability
+    proportional to its vertex's in-degree (at most ``max_entries``, the paper's cap for
+    skewed graphs), which draws one uniform in-neighbor and moves there.
+
+    The seeds are the roots: ``frontier_size`` per sample, sample ``s``'s being
+    ``seeds[s*m:(s+1)*m]`` (a vertex may hold two walkers). The pick is
+    :meth:`ProgramRandom.choose_per_row` (the step's second key), the move the step's neighbor
+    draw. Returns a :class:`~fastgl.ops.FrontierTrace` ``(frontier, popped, added)`` laid out
+    as :func:`fastgl.ops.frontier_sample` returns it: the compiled Dashboard sampler's
+    distribution, from other draws (the Dashboard picks by probing its table), which
+    ``tests/test_sampler_programs.py`` checks against the exact distribution of the first
+    moves.
+
+    Example:
+        >>> import fastgl
+        >>> ring = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
+        >>> graph = fastgl.CSCGraph.from_edge_index(torch.cat([ring, ring.flip(0)], 1))
+        >>> trace = run_program(MultiRWProgram(graph, 2, 5), torch.tensor([0, 3, 1, 4]))
+        >>> trace.frontier.tolist(), trace.popped.shape
+        ([[0, 3], [1, 4]], torch.Size([2, 3]))
+        >>> sorted(set(((trace.added - trace.popped) % 6).flatten().tolist()))  # ring neighbors
+        [1, 5]
+    """
+
+    replace = True
+    keys_per_step = 2  # key 0 moves the walker, key 1 picks it
+
+    def __init__(
+        self, graph: CSCGraph, frontier_size: int, budget: int, max_entries: int | None = None
+    ) -> None:
+        super().__init__(graph)
+        where = type(self).__name__
+        for name, value, least in (
+            ("frontier_size", frontier_size, 1),
+            ("budget", budget, frontier_size),
+            ("max_entries", max_entries, 1),
+        ):
+            if name == "max_entries" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{where}: {name} must be an int >= {least}, got {value!r}")
+        self.frontier_size = frontier_size
+        self.steps = budget - frontier_size
+        degree = graph.in_degrees()
+        #: a walker's weight in the pick: its vertex's in-degree, capped
+        self.entries = (degree if max_entries is None else degree.clamp(max=max_entries)).double()
+
+    def start(self, seeds: Tensor, rng: ProgramRandom) -> MultiRWState:
+        if seeds.numel() % self.frontier_size:
+            raise ValueError(
+                f"{type(self).__name__}: seeds must hold frontier_size = {self.frontier_size} "
+                f"roots per sample, got {seeds.numel()}"
+            )
+        first = seeds.view(-1, self.frontier_size)
+        moves = torch.full((first.size(0), self.steps), -1, device=seeds.device)
+        no_walker = torch.full((first.size(0),), -1, device=seeds.device)
+        return MultiRWState(first.clone(), first, moves, moves.clone(), no_walker, rng)
+
+    def transits(self, state: MultiRWState, step: int) -> Tensor:
+        state.walker = state.rng.choose_per_row(self.entries[state.frontier], step)
+        standing = state.frontier.gather(1, state.walker.clamp(min=0).unsqueeze(1)).squeeze(1)
+        return torch.where(state.walker >= 0, standing, -1)
+
+    def fanout(self, step: int) -> int:
+        return 1
+
+    def update(self, state: MultiRWState, step: int, draws: Draws) -> None:
+        samples = draws.pair  # a picked walker has in-edges: one draw each
+        walkers = state.walker[samples]
+        state.popped[samples, step] = state.frontier[samples, walkers]
+        state.added[samples, step] = draws.nodes
+        state.frontier[samples, walkers] = draws.nodes
+
+    def finish(self, state: MultiRWState) -> FrontierTrace:
+        return FrontierTrace(state.first, state.popped, state.added)
 
 
 # ---------------------------------------------------------------------------------------------
