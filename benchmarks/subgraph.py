@@ -23,7 +23,9 @@ What is measured, in one run on the CPU:
 * the sampler: ``--frontier-size`` walkers (the paper's m = 1000), each budget of ``--budgets``
   (n: ``n - m`` moves), ``--subgraphs`` subgraphs a call (:func:`fastgl.ops.frontier_sample`,
   the trace only: building the induced subgraphs is not timed), ``--eta`` and ``--max-entries``;
-* pops (``--pops``): ``dashboard`` and ``scan`` (the baseline), for every thread count of
+* pops (``--pops``): ``dashboard`` (fastgl's: an entry per mean in-degree), ``paper`` (the
+  paper's Dashboard: an entry per unit of degree) and ``scan`` (the baseline), for every thread
+  count of
   ``--thread-counts``, each call once untimed and then ``--repeat`` interleaved timed rounds; the
   median counts.
 
@@ -35,8 +37,8 @@ What is measured, in one run on the CPU:
   torch's and DGL's thread pools are set alike.
 
 ``subgraphs/s`` is subgraphs a call over its time, ``vertices/s`` the distinct vertices those
-subgraphs hold over it, ``vs scan`` the Dashboard's rate over the scan's at the same budget and
-thread count, ``vs dgl`` fastgl's rate over DGL's, ``1->N threads`` a row's rate over its rate
+subgraphs hold over it, ``vs scan`` a pop's rate over the scan's at the same budget and thread
+count, ``vs dgl`` fastgl's rate over DGL's, ``1->N threads`` a row's rate over its rate
 at one thread. The JSON goes to
 ``benchmarks/results/subgraph-<device tag>.json`` unless ``--out`` is given.
 """
@@ -62,26 +64,29 @@ from fastgl.sampling.saint import sampled_vertices
 
 GRAPHS = tuple(f"rmat-{preset}" for preset in RMAT_PRESETS) + ("slashdot",)
 DEFAULT_GRAPHS = ["rmat-products", "slashdot"]
-POPS = ("dashboard", "scan")
+#: pop name -> (frontier_sample's pop, entry_weight): "paper" is the paper's Dashboard, an entry
+#: per unit of weight; "dashboard" fastgl's default, an entry per mean in-degree.
+POPS = {"dashboard": ("dashboard", None), "paper": ("dashboard", 1), "scan": ("scan", None)}
 MODES = ("node", "edge", "walk")
 
 
 def measure(graph: CSCGraph, budget: int, args) -> dict[str, dict]:
-    """Both pops' rates at one budget (the trace only)."""
+    """The pops' rates at one budget (the trace only)."""
     calls = {
-        pop: (
-            lambda pop=pop: frontier_sample(
+        name: (
+            lambda name=name: frontier_sample(
                 graph,
                 args.subgraphs,
                 args.frontier_size,
                 budget,
                 eta=args.eta,
                 max_entries=args.max_entries,
-                pop=pop,
+                pop=POPS[name][0],
+                entry_weight=POPS[name][1],
                 generator=torch.Generator().manual_seed(args.seed),
             )
         )
-        for pop in args.pops
+        for name in args.pops
     }
     return measure_calls(calls, args, trace_vertices)
 
@@ -232,7 +237,11 @@ def parse_args(argv: Sequence[str] | None = None):
     parser = harness.argument_parser("subgraph", __doc__)
     parser.add_argument("--graphs", nargs="+", choices=GRAPHS, default=DEFAULT_GRAPHS)
     parser.add_argument(
-        "--pops", nargs="*", choices=POPS, default=list(POPS), help="frontier pops (none: skip)"
+        "--pops",
+        nargs="*",
+        choices=list(POPS),
+        default=list(POPS),
+        help="frontier pops (none: skip)",
     )
     parser.add_argument("--frontier-size", type=int, default=1000, help="walkers, m")
     parser.add_argument(

@@ -24,7 +24,8 @@ TORCH_LIBRARY(fastgl, m) {
       "(Tensor, Tensor)");
   m.def(
       "frontier_sample(Tensor indptr, Tensor indices, int num_subgraphs, int frontier_size, "
-      "int budget, float eta, int max_entries, str pop, int seed) -> (Tensor, Tensor, Tensor)");
+      "int budget, float eta, int max_entries, str pop, int seed, int entry_weight=0) -> "
+      "(Tensor, Tensor, Tensor)");
   m.def(
       "induced_subgraphs(Tensor indptr, Tensor indices, Tensor? eid, Tensor nodes, Tensor ptr) -> "
       "(Tensor, Tensor, Tensor, Tensor)");

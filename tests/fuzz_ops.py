@@ -215,6 +215,7 @@ def _frontier_sample(rng):
         "max_entries": rng.choice([0, 1, 4]),
         "pop": rng.choice(["dashboard", "scan"]),
         "seed": rng.randrange(2**62),
+        "entry_weight": rng.choice([0, 1, 3]),
     }
 
 

@@ -871,23 +871,39 @@ def random_walk_reference(
 
 
 def frontier_sample_reference(
-    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, pop, seed
+    indptr,
+    indices,
+    num_subgraphs,
+    frontier_size,
+    budget,
+    eta,
+    max_entries,
+    pop,
+    seed,
+    entry_weight=0,
 ):
     """``fastgl::frontier_sample``'s ``(frontier, popped, added)`` in plain Python: the same
     Philox draws (stream = subgraph) and the same Dashboard, so that its probes land on the same
     walkers: Floyd's distinct first frontier (draws 0 .. m-1), then per move uniform probes below
-    the fill mark until a live entry, and a uniform in-neighbor. DB starts at
-    ``ceil(eta * m * mean entries)``; live blocks are compacted to its front when an added block
-    would pass its end (then it doubles if still too small) and before a pop whose fill mark
-    exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below the walkers' total
-    entries, the first walker whose running sum passes it, whose slot the added vertex takes."""
+    the fill mark until a live entry keeps its walker (a block's last entry, holding ``r <
+    entry_weight`` units, only when one more draw below ``entry_weight`` falls below ``r``), and
+    a uniform in-neighbor. A walker of weight ``w`` has ``ceil(w / entry_weight)`` entries;
+    ``entry_weight`` 0 is the mean weight, truncated, in [1, 1024]. DB starts at
+    ``ceil(eta * m * max(mean weight / entry_weight, 1))``; live blocks are compacted to its
+    front when an added block would pass its end (then it doubles if still too small) and before
+    a pop whose fill mark exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below
+    the walkers' total weight, the first walker whose running sum passes it, whose slot the
+    added vertex takes."""
     ptr, nbr, m = indptr.tolist(), indices.tolist(), frontier_size
     num_nodes = len(ptr) - 1
     entries = [min(d, max_entries) if max_entries > 0 else d for d in indptr.diff().tolist()]
     mean = len(nbr) / num_nodes
     if max_entries > 0:
         mean = min(mean, max_entries)
-    capacity = math.ceil(eta * m * max(mean, 1.0))
+    unit = entry_weight if entry_weight > 0 else min(max(1, int(mean)), 1024)
+    capacity = math.ceil(eta * m * max(mean / unit, 1.0))
+    if pop == "scan":
+        unit = 1  # the scan sums weights: its "entries" count units
     moves = budget - m
     frontiers, pops, adds = [], [], []
     for s in range(num_subgraphs):
@@ -901,7 +917,7 @@ def frontier_sample_reference(
             upper = num_nodes - m + j
             pick = below(j, upper + 1)
             first.append(upper if pick in first else pick)
-        dashboard = _ReferenceDashboard(capacity)
+        dashboard = _ReferenceDashboard(capacity, unit)
         for v in first:
             dashboard.add(v, entries[v])
         walkers = list(first)
@@ -920,10 +936,19 @@ def frontier_sample_reference(
             else:
                 if dashboard.fill > eta * dashboard.live:
                     dashboard.cleanup(0)
-                block = -1
-                while block < 0:
-                    block = dashboard.db[below(draw, dashboard.fill)]
+                while True:
+                    at = below(draw, dashboard.fill)
+                    block = dashboard.db[at]
                     draw += 1
+                    if block < 0:
+                        continue
+                    _, start, size, weight = dashboard.blocks[block]
+                    rest = weight - (size - 1) * unit
+                    if at == start + size - 1 and rest < unit:
+                        draw += 1
+                        if below(draw - 1, unit) >= rest:
+                            continue
+                    break
                 u = dashboard.pop(block)
             v = nbr[ptr[u] + below(draw, ptr[u + 1] - ptr[u])]
             draw += 1
@@ -976,23 +1001,26 @@ def multirw_moves_distribution(indptr, indices, frontier, moves, max_entries=0):
 
 
 class _ReferenceDashboard:
-    """DB: per entry its block (-1: invalid); blocks: ``[vertex (-1 once popped), start, size]``."""
+    """DB: per entry its block (-1: invalid); blocks: ``[vertex (-1 once popped), start, size,
+    weight]``, ``ceil(weight / unit)`` entries each."""
 
-    def __init__(self, capacity):
+    def __init__(self, capacity, unit):
         self.db, self.blocks, self.fill, self.live = [-1] * capacity, [], 0, 0
+        self.unit = unit
 
-    def add(self, vertex, size):
-        if size == 0:
+    def add(self, vertex, weight):
+        if weight == 0:
             return
+        size = -(-weight // self.unit)
         if self.fill + size > len(self.db):
             self.cleanup(size)
         self.db[self.fill : self.fill + size] = [len(self.blocks)] * size
-        self.blocks.append([vertex, self.fill, size])
+        self.blocks.append([vertex, self.fill, size, weight])
         self.fill += size
         self.live += size
 
     def pop(self, block):
-        vertex, start, size = self.blocks[block]
+        vertex, start, size, _ = self.blocks[block]
         self.db[start : start + size] = [-1] * size
         self.blocks[block][0] = -1
         self.live -= size

@@ -19,12 +19,13 @@ from reference import (
 from fastgl import CSCGraph
 from fastgl.ops import FrontierTrace, frontier_sample
 from fastgl.sampling import FrontierSampler
+from fastgl.sampling.neighbor import draw_key
 
 
-def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0, pop="dashboard"):
+def raw(graph, num_subgraphs, m, budget, eta=2.0, max_entries=0, seed=0, pop="dashboard", unit=0):
     return FrontierTrace(
         *torch.ops.fastgl.frontier_sample(
-            graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed
+            graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed, unit
         )
     )
 
@@ -40,8 +41,9 @@ def undirected(edge_index):
     st.data(),
 )
 def test_samples_replay_the_reference(case, num_subgraphs, data):
-    """Draw for draw what the Dashboard of the reference gives, eta (cleanups) and caps
-    included, on directed graphs with isolated nodes and hubs."""
+    """Draw for draw what the Dashboard of the reference gives, eta (cleanups), caps and entry
+    weights (1: the paper's; 0: the mean in-degree) included, on directed graphs with isolated
+    nodes and hubs."""
     edge_index, num_nodes = case
     graph = CSCGraph.from_edge_index(edge_index, num_nodes)
     m = data.draw(st.integers(1, num_nodes))
@@ -50,9 +52,10 @@ def test_samples_replay_the_reference(case, num_subgraphs, data):
     max_entries = data.draw(st.sampled_from([0, 1, 3]))
     seed = data.draw(st.integers(-(2**62), 2**62))
     pop = data.draw(st.sampled_from(["dashboard", "scan"]))
-    got = raw(graph, num_subgraphs, m, budget, eta, max_entries, seed, pop)
+    unit = data.draw(st.sampled_from([0, 1, 2, 5]))
+    got = raw(graph, num_subgraphs, m, budget, eta, max_entries, seed, pop, unit)
     expected = frontier_sample_reference(
-        graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed
+        graph.indptr, graph.indices, num_subgraphs, m, budget, eta, max_entries, pop, seed, unit
     )
     for g, e, name in zip(got, expected, ("frontier", "popped", "added")):
         assert torch.equal(g, e), name
@@ -60,7 +63,9 @@ def test_samples_replay_the_reference(case, num_subgraphs, data):
 
 def test_the_pop_is_proportional_to_the_entries():
     """With every vertex in the first frontier, the first pop takes vertex v with probability
-    entries(v) / sum(entries): its in-degree, or min(in-degree, cap) with a cap."""
+    weight(v) / sum(weights): its in-degree, or min(in-degree, cap) with a cap, whatever each
+    Dashboard entry stands for (4 and 5 leave partial last entries: 12 = 4 + 4 + 4 but
+    3 < 4, 9 = 5 + 4, 1 < 5)."""
     in_degrees = [12, 1, 3, 6, 0, 9]
     edge_index = torch.cat(
         [
@@ -72,14 +77,22 @@ def test_the_pop_is_proportional_to_the_entries():
     graph = CSCGraph.from_edge_index(edge_index, 6)
     degree = graph.indptr.diff()
     assert degree.tolist() == in_degrees
-    for cap, pop in ((0, "dashboard"), (6, "dashboard"), (0, "scan")):
-        trace = raw(graph, 6000, 6, 7, max_entries=cap, seed=11, pop=pop)
+    for cap, pop, unit in (
+        (0, "dashboard", 1),
+        (6, "dashboard", 1),
+        (0, "dashboard", 4),
+        (0, "dashboard", 5),
+        (6, "dashboard", 4),
+        (0, "scan", 0),
+    ):
+        trace = raw(graph, 6000, 6, 7, max_entries=cap, seed=11, pop=pop, unit=unit)
         first_pops = Counter(trace.popped[:, 0].tolist())
-        entries = degree.clamp(max=cap) if cap else degree
-        nodes = [v for v in range(6) if entries[v] > 0]
+        weights = degree.clamp(max=cap) if cap else degree
+        nodes = [v for v in range(6) if weights[v] > 0]
         assert set(first_pops) <= set(nodes)
+        what = f"{pop}, cap {cap}, entry weight {unit}"
         assert_chi_square_fits(
-            [first_pops[v] for v in nodes], [float(entries[v]) for v in nodes], f"{pop}, cap {cap}"
+            [first_pops[v] for v in nodes], [float(weights[v]) for v in nodes], what
         )
 
 
@@ -163,6 +176,11 @@ def test_empty_and_moveless_calls():
         (dict(eta=1.0), r"eta must be in \(1, 64\], got 1"),
         (dict(max_entries=-2), r"max_entries must be >= 0 \(0: no cap\), got -2"),
         (dict(pop="heap"), "pop must be 'dashboard' or 'scan', got 'heap'"),
+        (dict(unit=-1), r"entry_weight must be in \[0, 1024\] \(0: the mean in-degree\), got -1"),
+        (
+            dict(unit=1025),
+            r"entry_weight must be in \[0, 1024\] \(0: the mean in-degree\), got 1025",
+        ),
     ],
 )
 def test_bad_arguments_are_rejected(args, match):
@@ -172,10 +190,25 @@ def test_bad_arguments_are_rejected(args, match):
         raw(graph, **call)
 
 
-def test_wrapper_rejects_a_cap_below_one():
+def test_wrapper_rejects_a_cap_or_entry_weight_below_one():
     graph = CSCGraph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), 2)
     with pytest.raises(ValueError, match="frontier_sample: max_entries must be >= 1 or None"):
         frontier_sample(graph, 1, 1, 3, max_entries=0)
+    for bad in (0, 1025):
+        with pytest.raises(ValueError, match=r"entry_weight must be in \[1, 1024\] or None"):
+            frontier_sample(graph, 1, 1, 3, entry_weight=bad)
+
+
+def test_wrapper_passes_the_entry_weight():
+    """None is the op's automatic weight (the mean in-degree), an int goes through as given."""
+    graph = CSCGraph.from_edge_index(undirected(random_edge_index(40, 300, seed=2)), 40)
+    for weight, passed in ((None, 0), (1, 1), (3, 3)):
+        got = frontier_sample(
+            graph, 3, 5, 30, entry_weight=weight, generator=torch.Generator().manual_seed(4)
+        )
+        seed = draw_key(torch.Generator().manual_seed(4), torch.device("cpu"))
+        want = raw(graph, 3, 5, 30, seed=seed, unit=passed)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), weight
 
 
 def test_bad_structures_read_are_errors():

@@ -5,7 +5,12 @@ the normalization makes unbiased."""
 
 import pytest
 import torch
-from reference import assert_chi_square_fits, induced_subgraphs_reference, random_edge_index
+from reference import (
+    assert_chi_square_fits,
+    hub_edge_index,
+    induced_subgraphs_reference,
+    random_edge_index,
+)
 
 from fastgl import CSCGraph
 from fastgl.sampling import (
@@ -284,6 +289,42 @@ def test_induced_subgraphs_match_the_reference_and_the_search(dtype):
         assert torch.equal(got, want) and torch.equal(by_search, want)
     by_slot = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, None, nodes, ptr)
     assert torch.equal(by_slot[2], slots)
+
+
+@pytest.mark.parametrize("num_sets", [1, 16, 65])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_induced_subgraphs_of_many_overlapping_sets(num_sets, threads):
+    """Many sets sharing their hubs (as the samplers' sets do), split among 1 or 2 threads,
+    give the reference's edges."""
+    edge_index, num_nodes = hub_edge_index(hub_degree=120, num_nodes=60, extra_edges=500, seed=3)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes)
+    gen = torch.Generator().manual_seed(num_sets)
+    hubs = torch.argsort(graph.in_degrees(), descending=True)[:3]
+    sets = []
+    for _ in range(num_sets):
+        drawn = torch.randperm(num_nodes, generator=gen)[
+            : int(torch.randint(0, 30, (1,), generator=gen))
+        ]
+        sets.append(torch.cat([hubs, drawn[~torch.isin(drawn, hubs)]]))
+    nodes = torch.cat(sets)
+    ptr = torch.tensor([0] + [len(x) for x in sets]).cumsum(0)
+    expected = induced_subgraphs_reference(graph.indptr, graph.indices, graph.eid, nodes, ptr)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        got = torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, graph.eid, nodes, ptr)
+    finally:
+        torch.set_num_threads(before)
+    for g, e, name in zip(got, expected, ("row", "col", "eid", "edge_ptr")):
+        assert torch.equal(g, e), name
+
+
+def test_induced_subgraphs_name_a_repeat_in_a_later_set():
+    graph = CSCGraph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), 3)
+    nodes = torch.tensor([0, 1, 2] * 70 + [2, 2])
+    ptr = torch.tensor(list(range(0, 211, 3)) + [212])
+    with pytest.raises(RuntimeError, match="induced_subgraphs: node 2 appears twice in set 70"):
+        torch.ops.fastgl.induced_subgraphs(graph.indptr, graph.indices, None, nodes, ptr)
 
 
 @pytest.mark.parametrize(

@@ -10,18 +10,22 @@
 // reaches, so at most `budget` distinct vertices). A walker at a vertex without in-edges has no
 // entries and is never popped; should every walker stand on one, the remaining moves are -1.
 //
-// The pop is the Dashboard's (Algorithms 3 and 4): an array DB holding, for each walker, one
-// entry per unit of its weight in one contiguous block, and IA, one record per block (its start,
-// size and whether its walker still stands there). A pop probes DB at uniform positions below its
-// fill mark until one holds a live entry (each live entry alike, so the walker comes with
-// probability proportional to its entries), invalidates the walker's block and appends the new
-// vertex's block; when DB is full the live blocks are compacted to its front (cleanup), and also
-// before a pop once dead entries pass (eta - 1) live ones. DB starts at eta * m * the graph's mean
-// in-degree (capped; the paper's enlargement factor eta) and doubles when a cleanup leaves too
-// little room. The same draws, popped and added vertices come out on any
-// thread count: sampler s draws from Philox stream s under key `seed`. `pop` "scan" pops instead
-// by a scan of the walkers' running sum of entries (the O(m)-per-pop sampler the paper starts
-// from): the same distribution, other draws.
+// The pop is the Dashboard's (Algorithms 3 and 4): an array DB holding, for each walker, a
+// contiguous block of entries, and IA, one record per block (its start, size, weight and whether
+// its walker still stands there). A pop probes DB at uniform positions below its fill mark until
+// one holds a live entry that keeps the walker, invalidates the walker's block and appends the
+// new vertex's block; when DB is full the live blocks are compacted to its front (cleanup), and
+// also before a pop once dead entries pass (eta - 1) live ones. The paper gives a walker one
+// entry per unit of its weight; here an entry stands for `entry_weight` units (1: the paper's),
+// the block's last for what the others leave, r < entry_weight, and a probe on it keeps the
+// walker with probability r / entry_weight (one more draw): the walker comes with probability
+// proportional to its weight either way, but a hub's block shrinks by entry_weight, and with it
+// the writing of every add and cleanup. `entry_weight` 0 takes the graph's mean in-degree
+// (capped, at least 1, at most 1024). DB starts at eta * m * that mean in entries (the paper's
+// enlargement factor eta) and doubles when a cleanup leaves too little room. The same draws, popped
+// and added vertices come out on any thread count: sampler s draws from Philox stream s under key
+// `seed`. `pop` "scan" pops instead by a scan of the walkers' running sum of weights (the
+// O(m)-per-pop sampler the paper starts from): the same distribution, other draws.
 //
 // Returns, for S = num_subgraphs, m = frontier_size and K = budget - m moves:
 //   frontier  int64 [S, m]  each sampler's first frontier
@@ -55,22 +59,39 @@ enum FrontierFault : int64_t {
   kNumFrontierFaults = 4,
 };
 
-// DB's first size: eta times the first frontier's expected entries (the paper's eta * m * d, d
-// the graph's mean in-degree, capped like a vertex's entries), at least one entry per walker: at
-// most eta * max(E, m), as m <= N.
-inline int64_t dashboard_capacity(int64_t num_nodes, int64_t num_edges, int64_t frontier_size,
-                                  int64_t max_entries, double eta) {
-  double mean =
+// The graph's mean in-degree, capped like a vertex's weight.
+inline double mean_weight(int64_t num_nodes, int64_t num_edges, int64_t max_entries) {
+  const double mean =
       static_cast<double>(num_edges) / static_cast<double>(std::max<int64_t>(num_nodes, 1));
-  if (max_entries > 0) mean = std::min(mean, static_cast<double>(max_entries));
+  return max_entries > 0 ? std::min(mean, static_cast<double>(max_entries)) : mean;
+}
+
+// The most an entry may stand for: a walker of weight w keeps a probe on its one entry with
+// probability w / entry_weight, so a weight far above the walkers' makes pops probe for ever.
+constexpr int64_t kMaxEntryWeight = 1024;
+
+// The weight of a Dashboard entry: `entry_weight`, or for 0 the mean weight, in [1, 1024].
+inline int64_t resolve_entry_weight(int64_t num_nodes, int64_t num_edges, int64_t max_entries,
+                                    int64_t entry_weight) {
+  if (entry_weight > 0) return entry_weight;
+  const double mean = mean_weight(num_nodes, num_edges, max_entries);
+  return std::clamp<int64_t>(static_cast<int64_t>(std::min(mean, 1e9)), 1, kMaxEntryWeight);
+}
+
+// DB's first size: eta times the first frontier's expected entries (the paper's eta * m * d, d
+// the graph's mean in-degree, capped like a vertex's weight, in entries of `entry_weight`), at
+// least one entry per walker: at most eta * max(E, m), as m <= N.
+inline int64_t dashboard_capacity(int64_t num_nodes, int64_t num_edges, int64_t frontier_size,
+                                  int64_t max_entries, double eta, int64_t entry_weight) {
+  const double entries = mean_weight(num_nodes, num_edges, max_entries) / entry_weight;
   return static_cast<int64_t>(
-      std::ceil(eta * static_cast<double>(frontier_size) * std::max(mean, 1.0)));
+      std::ceil(eta * static_cast<double>(frontier_size) * std::max(entries, 1.0)));
 }
 
 inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                          int64_t num_subgraphs, int64_t frontier_size,
                                          int64_t budget, double eta, int64_t max_entries,
-                                         const std::string& pop) {
+                                         const std::string& pop, int64_t entry_weight) {
   constexpr const char* op = kFrontierOp;
   check_csc_inputs(op, indptr, indices, c10::nullopt);
   const int64_t num_nodes = indptr.numel() - 1;
@@ -82,6 +103,9 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
                "), got ", budget);
   FASTGL_CHECK(eta > 1 && eta <= 64, op, "eta must be in (1, 64], got ", eta);
   FASTGL_CHECK(max_entries >= 0, op, "max_entries must be >= 0 (0: no cap), got ", max_entries);
+  FASTGL_CHECK(entry_weight >= 0 && entry_weight <= kMaxEntryWeight, op,
+               "entry_weight must be in [0, ", kMaxEntryWeight, "] (0: the mean in-degree), got ",
+               entry_weight);
   FASTGL_CHECK(pop == "dashboard" || pop == "scan", op, "pop must be 'dashboard' or 'scan', got '",
                pop, "'");
   // A sampler's outputs (its frontier, pops and adds) and its fault record, in int64 entries.
@@ -91,8 +115,9 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
   FASTGL_CHECK(num_subgraphs <= kMaxEntries / per_sampler, op, num_subgraphs,
                " subgraphs of budget ", budget, " overflow the samples' size");
   check_output_fits(op, "the samples", num_subgraphs * per_sampler, 8, indptr.device());
-  const int64_t dashboard =
-      dashboard_capacity(num_nodes, indices.numel(), frontier_size, max_entries, eta);
+  const int64_t dashboard = dashboard_capacity(
+      num_nodes, indices.numel(), frontier_size, max_entries, eta,
+      resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight));
   check_output_fits(op, "each thread's Dashboard", dashboard, 8, indptr.device());
 }
 

@@ -358,6 +358,7 @@ def frontier_sample(
     max_entries: int | None = None,
     pop: str = "dashboard",
     generator: torch.Generator | None = None,
+    entry_weight: int | None = None,
 ) -> FrontierTrace:
     """Zeng et al.'s frontier sampler (a multidimensional random walk), ``num_subgraphs``
     samplers at once, each popping through a Dashboard (Accurate, Efficient and Scalable Graph
@@ -373,7 +374,12 @@ def frontier_sample(
     graph, stored both ways, these are its neighbors. ``eta`` is the Dashboard's enlargement
     factor (its array starts at ``eta * frontier_size`` times the mean in-degree, and a pop
     expects at most ``eta`` probes; near 1 it compacts almost every pop): a speed knob that
-    changes which draws pick which walker, not the samples' distribution.
+    changes which draws pick which walker, not the samples' distribution. So is
+    ``entry_weight``: the paper's Dashboard gives a walker one entry per unit of its weight,
+    which makes every add and cleanup write as many entries as a hub has in-edges; here an
+    entry stands for ``entry_weight`` units, and a probe on a walker's last, partial entry keeps
+    it with probability the share it holds. ``None`` takes the graph's mean in-degree (capped,
+    between 1 and 1024); 1 is the paper's Dashboard, draw for draw.
     ``pop="scan"`` pops by a scan of the walkers' running sum of entries instead, the
     O(frontier_size)-per-pop sampler the paper starts from (§IV-A): the same distribution,
     other draws. CPU only for now (the samplers run in parallel over torch's threads).
@@ -396,6 +402,8 @@ def frontier_sample(
     where = "frontier_sample"
     if max_entries is not None and max_entries < 1:
         raise ValueError(f"{where}: max_entries must be >= 1 or None, got {max_entries}")
+    if entry_weight is not None and not 1 <= entry_weight <= 1024:
+        raise ValueError(f"{where}: entry_weight must be in [1, 1024] or None, got {entry_weight}")
     frontier, popped, added = torch.ops.fastgl.frontier_sample(
         graph.indptr,
         graph.indices,
@@ -406,14 +414,13 @@ def frontier_sample(
         max_entries or 0,
         pop,
         draw_key(generator, graph.indptr.device, where),
+        entry_weight or 0,
     )
     return FrontierTrace(frontier, popped, added)
 
 
 @register_fake("fastgl::frontier_sample")
-def _frontier_sample_fake(
-    indptr, indices, num_subgraphs, frontier_size, budget, eta, max_entries, pop, seed
-):
+def _frontier_sample_fake(indptr, indices, num_subgraphs, frontier_size, budget, *settings):
     moves = budget - frontier_size
     return (
         indptr.new_empty(num_subgraphs, frontier_size),

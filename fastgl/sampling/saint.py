@@ -119,6 +119,8 @@ class FrontierSampler(SubgraphSampler):
         eta: the Dashboard's enlargement factor (speed only).
         max_entries: cap on a vertex's popping weight (the paper caps at 30 on skewed graphs),
             or ``None``.
+        entry_weight: the weight a Dashboard entry stands for (speed only; ``None``: the mean
+            in-degree, 1: the paper's Dashboard).
 
     Example:
         >>> edge_index = torch.randint(0, 100, (2, 600), generator=torch.Generator().manual_seed(0))
@@ -141,12 +143,14 @@ class FrontierSampler(SubgraphSampler):
         *,
         eta: float = 2.0,
         max_entries: int | None = None,
+        entry_weight: int | None = None,
     ) -> None:
         self.graph = graph
         self.frontier_size = frontier_size
         self.budget = budget
         self.eta = eta
         self.max_entries = max_entries
+        self.entry_weight = entry_weight
 
     def sample_nodes(
         self, num_subgraphs: int, generator: torch.Generator | None
@@ -158,6 +162,7 @@ class FrontierSampler(SubgraphSampler):
             self.budget,
             eta=self.eta,
             max_entries=self.max_entries,
+            entry_weight=self.entry_weight,
             generator=generator,
         )
         samples = [

@@ -21,126 +21,136 @@ namespace {
 // A popped walker's vertex in IA.
 constexpr int64_t kPopped = -1;
 
-// One sampler's Dashboard (Zeng et al., §IV-B): DB, one entry per unit of a walker's weight, each
-// naming its block in IA; IA, per block the walker's vertex (kPopped once popped) and its size.
-// Every entry below `fill_` names a block, and only those are probed: what lies above is never
-// read, so DB is neither cleared between samplers nor past the fill mark. Reused from sampler to
-// sampler.
+// One sampler's Dashboard (Zeng et al., §IV-B): DB, a block of entries per walker, each naming it
+// in IA; IA, per block the walker's vertex (kPopped once popped), where its entries start and how
+// many, and its weight. An entry stands for `entry_weight` units of weight, the block's last
+// for the rest (the paper's Dashboard: entry_weight 1, an entry per unit of degree). Every entry
+// below `fill_` names a block, and only those are probed: what lies above is never read, so DB
+// is neither cleared between samplers nor past the fill mark. Reused from sampler to sampler.
 class Dashboard {
  public:
-  void reset(int64_t capacity) {
+  void reset(int64_t capacity, int64_t entry_weight) {
     db_.resize(capacity);
-    block_vertex_.clear();
-    block_size_.clear();
+    blocks_.clear();
     fill_ = live_entries_ = 0;
+    entry_weight_ = entry_weight;
   }
 
   bool empty() const { return live_entries_ == 0; }
 
-  // Appends a walker at `vertex` with `entries` entries (Algorithm 4, ADD_TO_FRONTIER), first
-  // compacting DB when they would pass its end.
-  void add(int64_t vertex, int64_t entries) {
-    if (entries == 0) return;  // a walker nothing can pop
+  // Appends a walker at `vertex` of `weight` (Algorithm 4, ADD_TO_FRONTIER), first compacting
+  // DB when its entries would pass its end.
+  void add(int64_t vertex, int64_t weight) {
+    if (weight == 0) return;  // a walker nothing can pop
+    const int64_t entries = (weight - 1) / entry_weight_ + 1;
     if (fill_ + entries > static_cast<int64_t>(db_.size())) cleanup(entries);
-    const int64_t block = static_cast<int64_t>(block_vertex_.size());
-    block_vertex_.push_back(vertex);
-    block_size_.push_back(entries);
-    std::fill_n(db_.begin() + fill_, entries, block);
+    std::fill_n(db_.begin() + fill_, entries, static_cast<int64_t>(blocks_.size()));
+    blocks_.push_back(Block{vertex, fill_, entries, weight});
     fill_ += entries;
     live_entries_ += entries;
   }
 
   // Pops a walker (Algorithm 4, POP_FRONTIER): uniform probes of DB below the fill mark, drawn
-  // from `rng` at indices *draw, *draw + 1, ..., until one hits a live walker's entry; the
-  // walker is then marked popped. Returns its vertex. The Dashboard must not be empty.
+  // from `rng` at indices *draw, *draw + 1, ..., until one hits a live walker's entry and keeps
+  // it: always a full entry, a block's last with probability its share of entry_weight (one
+  // more draw). Each walker thus comes with probability proportional to its weight. The walker
+  // is then marked popped; returns its vertex. The Dashboard must not be empty.
   int64_t pop(RandomStream& rng, uint64_t* draw, double eta) {
     // Dead entries pile up below the fill mark between cleanups; compacting when they pass
-    // (eta - 1) live ones keeps the expected probes per pop at most eta.
+    // (eta - 1) live ones keeps the expected probes per pop at most eta (times entry_weight
+    // over the walkers' mean weight per entry).
     if (static_cast<double>(fill_) > eta * static_cast<double>(live_entries_)) cleanup(0);
-    // A popped walker's entries keep its block, marked popped in IA (the paper writes INV over
-    // them): the probe tells them apart alike, without a write per unit of the hub's degree.
-    int64_t block = 0;
-    do {
-      block = db_[rng.below((*draw)++, fill_)];
-    } while (block_vertex_[block] == kPopped);
-    live_entries_ -= block_size_[block];
-    const int64_t vertex = block_vertex_[block];
-    block_vertex_[block] = kPopped;
-    return vertex;
+    while (true) {
+      const int64_t at = rng.below((*draw)++, fill_);
+      // A popped walker's entries keep its block, marked popped in IA (the paper writes INV
+      // over them): the probe tells them apart alike, without a write per entry.
+      Block& block = blocks_[db_[at]];
+      if (block.vertex == kPopped) continue;
+      const int64_t last = block.start + block.entries - 1;
+      const int64_t rest = block.weight - (block.entries - 1) * entry_weight_;
+      if (at == last && rest < entry_weight_ && rng.below((*draw)++, entry_weight_) >= rest) {
+        continue;
+      }
+      live_entries_ -= block.entries;
+      const int64_t vertex = block.vertex;
+      block.vertex = kPopped;
+      return vertex;
+    }
   }
 
  private:
+  struct Block {
+    int64_t vertex, start, entries, weight;
+  };
+
   // Moves the live blocks to DB's front in order (Algorithm 4, CLEANUP), renumbering them, and
   // doubles DB should `room` more entries still not fit after them.
   void cleanup(int64_t room) {
     int64_t fill = 0, kept = 0;
-    for (size_t block = 0; block < block_vertex_.size(); ++block) {
-      if (block_vertex_[block] == kPopped) continue;
-      const int64_t size = block_size_[block];
+    for (const Block& block : blocks_) {
+      if (block.vertex == kPopped) continue;
       // Blocks keep their order, so `fill` is at or before this block's start: the writes never
       // reach a live block not yet moved.
-      std::fill_n(db_.begin() + fill, size, kept);
-      block_vertex_[kept] = block_vertex_[block];
-      block_size_[kept] = size;
-      fill += size;
-      ++kept;
+      std::fill_n(db_.begin() + fill, block.entries, kept);
+      blocks_[kept++] = Block{block.vertex, fill, block.entries, block.weight};
+      fill += block.entries;
     }
-    block_vertex_.resize(kept);
-    block_size_.resize(kept);
+    blocks_.resize(kept);
     fill_ = fill;
     const int64_t needed = fill_ + room;
     if (needed > static_cast<int64_t>(db_.size())) {
       const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
-      // Walkers crowding a hub of an uncapped skewed graph can ask for m times its degree.
+      // Walkers crowding a hub of an uncapped skewed graph can ask for m times its entries.
       check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size, 8,
                         at::Device(at::kCPU));
       db_.resize(size);
     }
   }
 
-  std::vector<int64_t> db_, block_vertex_, block_size_;
-  int64_t fill_ = 0, live_entries_ = 0;
+  std::vector<int64_t> db_;
+  std::vector<Block> blocks_;
+  int64_t fill_ = 0, live_entries_ = 0, entry_weight_ = 1;
 };
 
 // The straightforward pop the paper starts from (§IV-A), O(m) per pop: one uniform draw below
-// the walkers' total entries, found by a scan of their running sum. The walker a move pops keeps
+// the walkers' total weight, found by a scan of their running sum. The walker a move pops keeps
 // its slot for the vertex the move adds.
 class WalkerScan {
  public:
-  void reset(int64_t /*capacity*/) {
+  void reset(int64_t /*capacity*/, int64_t /*entry_weight*/) {
     vertex_.clear();
-    entries_.clear();
+    weight_.clear();
     total_ = 0;
     freed_ = -1;
   }
 
   bool empty() const { return total_ == 0; }
 
-  void add(int64_t vertex, int64_t entries) {
+  void add(int64_t vertex, int64_t weight) {
     if (freed_ >= 0) {
       vertex_[freed_] = vertex;
-      entries_[freed_] = entries;
+      weight_[freed_] = weight;
       freed_ = -1;
     } else {
       vertex_.push_back(vertex);
-      entries_.push_back(entries);
+      weight_.push_back(weight);
     }
-    total_ += entries;
+    total_ += weight;
   }
 
   int64_t pop(RandomStream& rng, uint64_t* draw, double /*eta*/) {
     const int64_t share = rng.below((*draw)++, total_);
     int64_t walker = 0;
-    for (int64_t sum = entries_[0]; sum <= share; sum += entries_[++walker]) {
+    for (int64_t sum = weight_[0]; sum <= share; sum += weight_[++walker]) {
     }
-    total_ -= entries_[walker];
-    entries_[walker] = 0;
+    total_ -= weight_[walker];
+    weight_[walker] = 0;
     freed_ = walker;
     return vertex_[walker];
   }
 
  private:
-  std::vector<int64_t> vertex_, entries_;
+  std::vector<int64_t> vertex_, weight_;
   int64_t total_ = 0, freed_ = -1;
 };
 
@@ -149,14 +159,15 @@ template <typename index_t>
 struct FrontierRun {
   const int64_t* indptr;
   const index_t* indices;
-  int64_t num_nodes, num_edges, frontier_size, moves, max_entries;
+  int64_t num_nodes, num_edges, frontier_size, moves, max_entries, entry_weight;
   double eta;
   uint64_t key;
   int64_t initial_capacity;
   int64_t *frontier, *popped, *added;
 
-  // Entries of `vertex` (its in-degree, capped), or -1 with *bad_node set for a bad row.
-  int64_t entries_of(int64_t vertex, int64_t* bad_node) const {
+  // The popping weight of `vertex` (its in-degree, capped), or -1 with *bad_node set for a bad
+  // row.
+  int64_t weight_of(int64_t vertex, int64_t* bad_node) const {
     const int64_t start = indptr[vertex], stop = indptr[vertex + 1];
     if (!valid_adjacency(start, stop, num_edges)) {
       *bad_node = vertex;
@@ -183,11 +194,11 @@ struct FrontierRun {
                                        return seen.count(pick) > 0;
                                      });
     uint64_t draw = static_cast<uint64_t>(frontier_size);
-    dashboard.reset(initial_capacity);
+    dashboard.reset(initial_capacity, entry_weight);
     for (int64_t i = 0; i < frontier_size; ++i) {
-      const int64_t entries = entries_of(first[i], bad_node);
-      if (entries < 0) return kBadFrontierRow;
-      dashboard.add(first[i], entries);
+      const int64_t weight = weight_of(first[i], bad_node);
+      if (weight < 0) return kBadFrontierRow;
+      dashboard.add(first[i], weight);
     }
     int64_t* pops = popped + s * moves;
     int64_t* adds = added + s * moves;
@@ -204,9 +215,9 @@ struct FrontierRun {
         *bad_node = u;
         return kBadFrontierNeighbor;
       }
-      const int64_t entries = entries_of(v, bad_node);
-      if (entries < 0) return kBadFrontierRow;
-      dashboard.add(v, entries);
+      const int64_t weight = weight_of(v, bad_node);
+      if (weight < 0) return kBadFrontierRow;
+      dashboard.add(v, weight);
       pops[k] = u;
       adds[k] = v;
     }
@@ -217,10 +228,10 @@ struct FrontierRun {
 FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& indices,
                                    int64_t num_subgraphs, int64_t frontier_size, int64_t budget,
                                    double eta, int64_t max_entries, c10::string_view pop_method,
-                                   int64_t seed) {
+                                   int64_t seed, int64_t entry_weight) {
   const std::string pop = as_string(pop_method);
   check_frontier_sample_inputs(indptr, indices, num_subgraphs, frontier_size, budget, eta,
-                               max_entries, pop);
+                               max_entries, pop, entry_weight);
   const int64_t moves = budget - frontier_size, num_nodes = indptr.numel() - 1;
   const auto options = indptr.options();
   at::Tensor frontier = empty_for_write({num_subgraphs, frontier_size}, options);
@@ -232,6 +243,8 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
                kFrontierOp, kBadIndptrError);
   std::atomic<int64_t> first_fault{INT64_MAX};
   std::vector<int64_t> bad_nodes(num_subgraphs, -1);
+  const int64_t weight =
+      resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight);
   AT_DISPATCH_INDEX_TYPES(indices_c.scalar_type(), kFrontierOp, [&] {
     const FrontierRun<index_t> run{
         indptr_c.data_ptr<int64_t>(),
@@ -241,9 +254,10 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
         frontier_size,
         moves,
         max_entries,
+        weight,
         eta,
         static_cast<uint64_t>(seed),
-        dashboard_capacity(num_nodes, indices.numel(), frontier_size, max_entries, eta),
+        dashboard_capacity(num_nodes, indices.numel(), frontier_size, max_entries, eta, weight),
         frontier.data_ptr<int64_t>(),
         popped.data_ptr<int64_t>(),
         added.data_ptr<int64_t>()};
