@@ -888,7 +888,8 @@ def frontier_sample_reference(
     the fill mark until a live entry keeps its walker (a block's last entry, holding ``r <
     entry_weight`` units, only when one more draw below ``entry_weight`` falls below ``r``), and
     a uniform in-neighbor. A walker of weight ``w`` has ``ceil(w / entry_weight)`` entries;
-    ``entry_weight`` 0 is the mean weight, truncated, in [1, 1024]. DB starts at
+    ``entry_weight`` 0 is the mean weight, truncated, in [1, 1024]; at most ``max_entries``
+    when capped. DB starts at
     ``ceil(eta * m * max(mean weight / entry_weight, 1))``; live blocks are compacted to its
     front when an added block would pass its end (then it doubles if still too small) and before
     a pop whose fill mark exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below
@@ -901,6 +902,8 @@ def frontier_sample_reference(
     if max_entries > 0:
         mean = min(mean, max_entries)
     unit = entry_weight if entry_weight > 0 else min(max(1, int(mean)), 1024)
+    if max_entries > 0:
+        unit = min(unit, max_entries)
     capacity = math.ceil(eta * m * max(mean / unit, 1.0))
     if pop == "scan":
         unit = 1  # the scan sums weights: its "entries" count units

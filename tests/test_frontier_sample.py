@@ -61,7 +61,7 @@ def test_samples_replay_the_reference(case, num_subgraphs, data):
         assert torch.equal(g, e), name
 
 
-def test_the_pop_is_proportional_to_the_entries():
+def test_the_pop_is_proportional_to_the_weights():
     """With every vertex in the first frontier, the first pop takes vertex v with probability
     weight(v) / sum(weights): its in-degree, or min(in-degree, cap) with a cap, whatever each
     Dashboard entry stands for (4 and 5 leave partial last entries: 12 = 4 + 4 + 4 but

@@ -378,7 +378,8 @@ def test_the_multirw_distribution_check_can_fail():
     """The same check rejects the capped walk's moves as the uncapped walk's."""
     graph = CSCGraph.from_edge_index(MULTIRW_EDGES, 5)
     exact = multirw_moves_distribution(graph.indptr, graph.indices, range(5), 2)
-    trace = run_program(MultiRWProgram(graph, 5, 7, max_entries=1), torch.arange(5).repeat(30_000))
+    capped = MultiRWProgram(graph, 5, 7, max_entries=1)
+    trace = run_program(capped, torch.arange(5).repeat(30_000), gen(3))
     with pytest.raises(AssertionError, match="chi-square"):
         assert_moves_fit(move_counts(trace, 2), exact, "uniform picks")
 
@@ -405,6 +406,15 @@ def test_multirw_walkers_move_along_in_edges_until_none_can(max_entries):
             assert walkers[u] > 0 and v in nbr[ptr[u] : ptr[u + 1]]
             walkers[u] -= 1
             walkers[v] += 1
+
+
+def test_multirw_moves_stop_once_no_walker_can_move():
+    """Two walkers on 0, whose one in-neighbor 1 has none: each moves once, then the moves are
+    -1."""
+    graph = CSCGraph.from_edge_index(longs([[1, 0], [0, 2]]), 3)
+    trace = run_program(MultiRWProgram(graph, 2, 6), longs([0, 0]), gen(0))
+    assert trace.popped.tolist() == [[0, 0, -1, -1]]
+    assert trace.added.tolist() == [[1, 1, -1, -1]]
 
 
 def test_bad_multirw_programs():

@@ -4,11 +4,11 @@
 //
 // A sampler keeps a frontier of `frontier_size` walkers, m distinct vertices drawn uniformly at
 // first. Each of its `budget - frontier_size` moves pops a walker with probability proportional
-// to its vertex's entries (its in-degree, at most `max_entries` when that is >= 1: the paper
+// to its vertex's weight (its in-degree, at most `max_entries` when that is >= 1: the paper
 // caps skewed graphs' hubs at 30) and moves it to a uniform in-neighbor of that vertex, which
 // joins the sample (Algorithm 3: the sample is the first frontier and every vertex a move
-// reaches, so at most `budget` distinct vertices). A walker at a vertex without in-edges has no
-// entries and is never popped; should every walker stand on one, the remaining moves are -1.
+// reaches, so at most `budget` distinct vertices). A walker at a vertex without in-edges weighs
+// 0 and is never popped; should every walker stand on one, the remaining moves are -1.
 //
 // The pop is the Dashboard's (Algorithms 3 and 4): an array DB holding, for each walker, a
 // contiguous block of entries, and IA, one record per block (its start, size, weight and whether
@@ -70,13 +70,21 @@ inline double mean_weight(int64_t num_nodes, int64_t num_edges, int64_t max_entr
 // probability w / entry_weight, so a weight far above the walkers' makes pops probe for ever.
 constexpr int64_t kMaxEntryWeight = 1024;
 
-// The weight of a Dashboard entry: `entry_weight`, or for 0 the mean weight, in [1, 1024].
+// The weight of a Dashboard entry: `entry_weight`, or for 0 the mean weight, in [1, 1024]; at
+// most the cap, where one entry already holds a capped walker (more would only slow the probes).
 inline int64_t resolve_entry_weight(int64_t num_nodes, int64_t num_edges, int64_t max_entries,
                                     int64_t entry_weight) {
-  if (entry_weight > 0) return entry_weight;
   const double mean = mean_weight(num_nodes, num_edges, max_entries);
-  return std::clamp<int64_t>(static_cast<int64_t>(std::min(mean, 1e9)), 1, kMaxEntryWeight);
+  const int64_t weight =
+      entry_weight > 0
+          ? entry_weight
+          : std::clamp<int64_t>(static_cast<int64_t>(std::min(mean, 1e9)), 1, kMaxEntryWeight);
+  return max_entries > 0 ? std::min(weight, max_entries) : weight;
 }
+
+// Bytes a Dashboard entry may take: its DB slot, and its block's IA record when every block
+// holds one entry.
+constexpr int64_t kDashboardEntryBytes = 8 + 32;
 
 // DB's first size: eta times the first frontier's expected entries (the paper's eta * m * d, d
 // the graph's mean in-degree, capped like a vertex's weight, in entries of `entry_weight`), at
@@ -118,7 +126,8 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
   const int64_t dashboard = dashboard_capacity(
       num_nodes, indices.numel(), frontier_size, max_entries, eta,
       resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight));
-  check_output_fits(op, "each thread's Dashboard", dashboard, 8, indptr.device());
+  check_output_fits(op, "each thread's Dashboard", dashboard, kDashboardEntryBytes,
+                    indptr.device());
 }
 
 // Raises the error of an encoded fault; `node` is the vertex whose row or neighbor was bad.

@@ -372,15 +372,17 @@ def frontier_sample(
     vertex without in-edges never move; once all stand on one the remaining moves are -1. The
     graph's in-edges are followed (``graph.indptr``/``graph.indices``, the CSC): on an undirected
     graph, stored both ways, these are its neighbors. ``eta`` is the Dashboard's enlargement
-    factor (its array starts at ``eta * frontier_size`` times the mean in-degree, and a pop
-    expects at most ``eta`` probes; near 1 it compacts almost every pop): a speed knob that
-    changes which draws pick which walker, not the samples' distribution. So is
-    ``entry_weight``: the paper's Dashboard gives a walker one entry per unit of its weight,
-    which makes every add and cleanup write as many entries as a hub has in-edges; here an
-    entry stands for ``entry_weight`` units, and a probe on a walker's last, partial entry keeps
-    it with probability the share it holds. ``None`` takes the graph's mean in-degree (capped,
-    between 1 and 1024); 1 is the paper's Dashboard, draw for draw.
-    ``pop="scan"`` pops by a scan of the walkers' running sum of entries instead, the
+    factor (its array starts at ``eta * frontier_size`` times the mean in-degree, in entries,
+    and a pop probes at most about ``eta`` times as many entries as it keeps; near 1 it compacts
+    almost every pop): a speed knob that changes which draws pick which walker, not the
+    samples' distribution. So is ``entry_weight``: the paper's Dashboard gives a walker one
+    entry per unit of its weight, which makes every add and cleanup write as many entries as a
+    hub has in-edges; here an entry stands for ``entry_weight`` units, and a probe on a walker's
+    last, partial entry keeps it with probability the share it holds (walkers much lighter than
+    an entry cost more probes). ``None`` takes the graph's mean in-degree (capped, between 1 and
+    1024); 1 is the paper's Dashboard, draw for draw; a weight above ``max_entries`` counts as
+    ``max_entries``.
+    ``pop="scan"`` pops by a scan of the walkers' running sum of weights instead, the
     O(frontier_size)-per-pop sampler the paper starts from (§IV-A): the same distribution,
     other draws. CPU only for now (the samplers run in parallel over torch's threads).
 

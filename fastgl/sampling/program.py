@@ -101,8 +101,8 @@ class ProgramRandom:
 
     Step ``s`` owns the keys ``hop_key(key, s * keys_per_step + d)`` for ``d < keys_per_step``
     (:func:`~fastgl.sampling.neighbor.hop_key`, the built-in samplers' derivation): ``d = 0``
-    draws the step's neighbors, the others are the program's, through :meth:`choose` and
-    :meth:`uniform`.
+    draws the step's neighbors, the others are the program's, through :meth:`choose`,
+    :meth:`choose_per_row` and :meth:`uniform`.
 
     Example:
         >>> rng = ProgramRandom(key=7, keys_per_step=2, where="example")
@@ -234,8 +234,8 @@ class SamplerProgram(ABC):
             (``graph.out_csr()``; ``nodes`` are targets), as random walks do.
         replace: draw with replacement (``False``: distinct candidates per pair).
         keys_per_step: Philox keys per step: one for the neighbors, the others for
-            :meth:`ProgramRandom.choose` and :meth:`ProgramRandom.uniform` (e.g. 2 for a walk
-            that may restart).
+            :meth:`ProgramRandom.choose`, :meth:`ProgramRandom.choose_per_row` and
+            :meth:`ProgramRandom.uniform` (e.g. 2 for a walk that may restart).
         edge_weight: ``None`` draws every candidate edge alike. Otherwise a callable (a method
             of the subclass, or e.g. :class:`StoredWeights` set in ``__init__``)
             ``edge_weight(transit, candidate, edge, step)`` that gets ``[C]`` int64 tensors
@@ -722,7 +722,7 @@ class MultiRWProgram(SamplerProgram):
                 f"{type(self).__name__}: seeds must hold frontier_size = {self.frontier_size} "
                 f"roots per sample, got {seeds.numel()}"
             )
-        first = seeds.view(-1, self.frontier_size)
+        first = seeds.view(-1, self.frontier_size).clone()  # the trace's own, as the op's
         moves = torch.full((first.size(0), self.steps), -1, device=seeds.device)
         no_walker = torch.full((first.size(0),), -1, device=seeds.device)
         return MultiRWState(first.clone(), first, moves, moves.clone(), no_walker, rng)

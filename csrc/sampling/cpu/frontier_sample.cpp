@@ -82,6 +82,7 @@ class Dashboard {
   struct Block {
     int64_t vertex, start, entries, weight;
   };
+  static_assert(sizeof(Block) + sizeof(int64_t) <= kDashboardEntryBytes);
 
   // Moves the live blocks to DB's front in order (Algorithm 4, CLEANUP), renumbering them, and
   // doubles DB should `room` more entries still not fit after them.
@@ -101,8 +102,8 @@ class Dashboard {
     if (needed > static_cast<int64_t>(db_.size())) {
       const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
       // Walkers crowding a hub of an uncapped skewed graph can ask for m times its entries.
-      check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size, 8,
-                        at::Device(at::kCPU));
+      check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size,
+                        kDashboardEntryBytes, at::Device(at::kCPU));
       db_.resize(size);
     }
   }
