@@ -675,6 +675,13 @@ def test_choose_per_row_is_choose_with_each_pairs_own_weights():
     rows = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 3.0, 0.0]])
     chosen, _ = drawn_in_a_run(lambda rng: rng.choose_per_row(rows.repeat(100, 1), 4, 2))
     assert chosen.view(100, 4).eq(longs([2, -1, 0, 1])).all()
+    # half precision is drawn as float64: the same choices for weights it holds exactly
+    half, _ = drawn_in_a_run(lambda rng: rng.choose_per_row(rows.repeat(100, 1).half(), 4, 2))
+    assert torch.equal(half, chosen)
+    exact = torch.tensor([1.0, 0.0, 3.0])
+    by_half, _ = drawn_in_a_run(lambda rng: rng.choose(exact.half(), 300, step=4, draw=2))
+    by_double, _ = drawn_in_a_run(lambda rng: rng.choose(exact.double(), 300, step=4, draw=2))
+    assert torch.equal(by_half, by_double)
     counts = Counter(per_row.tolist())
     assert_chi_square_fits([counts[0], counts[2]], [0.2, 0.8], "choose_per_row")
 
@@ -864,6 +871,8 @@ def test_bad_choose_calls_are_rejected():
         run_program(Chooser(graph, torch.ones(2), 0), longs([0]))
     with pytest.raises(ValueError, match=r"one of them > 0; got \[0.0, 0.0\]"):
         run_program(Chooser(graph, torch.zeros(2), 1), longs([0]))
+    with pytest.raises(ValueError, match=r"choose needs finite weights >= 0 with a finite sum"):
+        run_program(Chooser(graph, torch.tensor([3e38, 3e38]), 1), longs([0]))
     with pytest.raises(ValueError, match=r"1-D floating-point weight tensor, got torch.int64"):
         run_program(Chooser(graph, longs([1, 2]), 1), longs([0]))
 
@@ -886,6 +895,7 @@ def test_bad_choose_per_row_calls_are_rejected():
         (longs([[1, 2]]), 1, r"2-D floating-point weight tensor, got torch.int64"),
         (torch.tensor([[1.0, -1.0]]), 1, r"choose_per_row needs finite weights >= 0"),
         (torch.tensor([[1.0, float("nan")]]), 1, r"choose_per_row needs finite weights >= 0"),
+        (torch.tensor([[3e38, 3e38]]), 1, r"needs finite weights >= 0 with a finite sum per draw"),
     ):
         with pytest.raises(ValueError, match=match):
             run_program(Chooser(graph, weights, draw), longs([0]))

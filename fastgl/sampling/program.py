@@ -152,12 +152,8 @@ class ProgramRandom:
         stream ``p`` (so pair ``p``'s choice is the same whatever ``count`` is). This is
         ``sample_ranges`` with one range over ``weights`` per pair, fanout 1, with replacement."""
         self._check_draw("choose", draw)
-        if weights.dim() != 1 or not weights.is_floating_point():
-            raise ValueError(
-                f"{self._where}: choose needs a 1-D floating-point weight tensor, got "
-                f"{weights.dtype} of shape {tuple(weights.shape)}"
-            )
-        if not bool((weights >= 0).all() & torch.isfinite(weights).all() & (weights > 0).any()):
+        weights = self._checked_weights("choose", weights, 1)
+        if not bool((weights > 0).any()):
             raise ValueError(
                 f"{self._where}: choose needs finite weights >= 0, one of them > 0; got "
                 f"{weights.tolist()}"
@@ -177,13 +173,7 @@ class ProgramRandom:
             tensor([ 1,  0, -1])
         """
         self._check_draw("choose_per_row", draw)
-        if weights.dim() != 2 or not weights.is_floating_point():
-            raise ValueError(
-                f"{self._where}: choose_per_row needs a 2-D floating-point weight tensor, got "
-                f"{weights.dtype} of shape {tuple(weights.shape)}"
-            )
-        if not bool(((weights >= 0) & torch.isfinite(weights)).all()):
-            raise ValueError(f"{self._where}: choose_per_row needs finite weights >= 0")
+        weights = self._checked_weights("choose_per_row", weights, 2)
         rows, width = weights.shape
         starts = torch.arange(rows, device=weights.device) * width
         # A row's draw depends on its weights and its stream only, not on where its range lies.
@@ -198,6 +188,25 @@ class ProgramRandom:
         drew = torch.diff(ptr) > 0  # a row of zeros draws nothing
         chosen = torch.full_like(starts, -1)
         return chosen.masked_scatter_(drew, slots - starts[drew])
+
+    def _checked_weights(self, method: str, weights: Tensor, dim: int) -> Tensor:
+        """``weights`` for ``sample_ranges`` after checking them: ``dim``-D, floating point
+        (half precision becomes float64), finite and ``>= 0``, each draw's total finite."""
+        if weights.dim() != dim or not weights.is_floating_point():
+            raise ValueError(
+                f"{self._where}: {method} needs a {dim}-D floating-point weight tensor, got "
+                f"{weights.dtype} of shape {tuple(weights.shape)}"
+            )
+        if weights.dtype not in (torch.float32, torch.float64):
+            weights = weights.double()
+        totals = weights.sum(dim=-1)
+        if not bool(
+            ((weights >= 0) & torch.isfinite(weights)).all() & torch.isfinite(totals).all()
+        ):
+            raise ValueError(
+                f"{self._where}: {method} needs finite weights >= 0 with a finite sum per draw"
+            )
+        return weights
 
     def _one_slot_per_pair(
         self, count: int, size: int, weights: Tensor | None, step: int, draw: int, device
