@@ -78,6 +78,12 @@ def test_cuda_equals_cpu(walk, weighted, dtype):
     gpu_graph = graph.to("cuda")
     starts = _starts(graph)
     config = WALKS[walk]
+    if weighted and (config.get("p", 1.0) != 1 or config.get("q", 1.0) != 1):
+        # The CPU reference rescans the hub's 20,000-edge row on every weighted second-order
+        # trial (about 100 s a seed for all 40,000 walks on two cores): 2000 walks from the small
+        # row and 1000 random ones still put a block's worth on its neighbors and about a
+        # thousand on the hub.
+        starts = torch.cat([starts[:2000], starts[-1000:]])
     for seed in (0, 4242, -(2**62)):
         expected = _walk(graph, starts, config, weighted, "sample", seed)
         for schedule in ("sample", "transit", "auto"):

@@ -37,8 +37,10 @@ __device__ void keep_first_fault(int64_t* first_fault, int64_t walk, int64_t fau
 // The rows' own checks cannot see offsets that start late or end early: checked once per call.
 template <typename index_t, typename weight_t>
 __global__ void check_offset_ends_kernel(WalkView<index_t, weight_t> view, int64_t* first_fault) {
+  // Stored directly: kBadOffsetEnds is 0, which keep_first_fault reads as a step without fault.
   if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
-    keep_first_fault(first_fault, 0, kBadOffsetEnds);
+    atomicMin(reinterpret_cast<long long*>(first_fault),
+              static_cast<long long>(encode_walk_fault(0, kBadOffsetEnds)));
   }
 }
 
