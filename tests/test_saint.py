@@ -295,8 +295,9 @@ def test_induced_subgraphs_match_the_reference_and_the_search(dtype):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_induced_subgraphs_of_many_overlapping_sets(num_sets, threads):
     """Many sets sharing their hubs (as the samplers' sets do), split among 1 or 2 threads,
-    give the reference's edges."""
-    edge_index, num_nodes = hub_edge_index(hub_degree=120, num_nodes=60, extra_edges=500, seed=3)
+    give the reference's edges; the hub's 700 in-edges span several of the write pass's
+    256-edge chunks."""
+    edge_index, num_nodes = hub_edge_index(hub_degree=700, num_nodes=60, extra_edges=500, seed=3)
     graph = CSCGraph.from_edge_index(edge_index, num_nodes)
     gen = torch.Generator().manual_seed(num_sets)
     hubs = torch.argsort(graph.in_degrees(), descending=True)[:3]
@@ -351,8 +352,17 @@ def test_induced_subgraphs_check_the_rows_they_read():
         torch.ops.fastgl.induced_subgraphs(
             indptr, indices, None, torch.tensor([0, 1]), torch.tensor([0, 2])
         )
-    indptr, indices = torch.tensor([0, 1, 2]), torch.tensor([7, 0])
-    with pytest.raises(RuntimeError, match="induced_subgraphs: indices id 7 out of range"):
-        torch.ops.fastgl.induced_subgraphs(
-            indptr, indices, None, torch.tensor([0, 1]), torch.tensor([0, 2])
-        )
+    # A bad source after good ones in its row, negative (int32 and int64) or past the last node;
+    # the first bad one in the row is named.
+    indptr = torch.tensor([0, 1, 4])
+    for bad, dtype in (
+        (7, torch.int64),
+        (-1, torch.int64),
+        (-1, torch.int32),
+        (2**31 - 1, torch.int32),
+    ):
+        indices = torch.tensor([1, 0, bad, -5], dtype=dtype)
+        with pytest.raises(RuntimeError, match=f"induced_subgraphs: indices id {bad} out of range"):
+            torch.ops.fastgl.induced_subgraphs(
+                indptr, indices, None, torch.tensor([0, 1]), torch.tensor([0, 2])
+            )

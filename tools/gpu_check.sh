@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything a machine with a GPU should verify, in stages that fit a short lease:
 #   build     build with CUDA (FORCE_CUDA=1) in place
-#   tests     the CUDA tests, then the rest of the suite on the CUDA build
+#   tests     the CUDA tests, then the rest of the suite on the CUDA build, each test for at most
+#             TEST_LIMIT seconds
 #   sanitize  compute-sanitizer (SANITIZERS: memcheck racecheck synccheck) over every CUDA test
 #             file, JOBS files at a time, each for at most SANITIZE_LIMIT seconds
 #   bench     the benchmarks on the GPU (BENCH_PRESET: small or products; PEAK_BANDWIDTH_GBS for
@@ -23,6 +24,7 @@ STAGES=${STAGES-build tests sanitize bench}
 BENCH_PRESET=${BENCH_PRESET:-products}
 STEP_LIMIT=${STEP_LIMIT:-300}
 SANITIZE_LIMIT=${SANITIZE_LIMIT:-$STEP_LIMIT}
+TEST_LIMIT=${TEST_LIMIT:-150}
 SANITIZERS=${SANITIZERS:-memcheck racecheck synccheck}
 JOBS=${JOBS:-8}
 # HBM bandwidth of the aggregation's roofline: the H200's 4.8 TB/s, else the H100 SXM's 3.35.
@@ -93,14 +95,19 @@ if has_stage tests; then
     # JOBS workers of nproc threads each ran the CPU references several times slower), and a
     # test that crashes its worker is reported as failed instead of ending the run. -v names
     # every test as it ends, so a log cut off at the step limit still names its failures.
+    # A test running past TEST_LIMIT seconds fails with its stack (pytest-timeout, where
+    # installed), well before the step's limit ends the run without naming it.
     pytest_args=(-v -rfE -p no:cacheprovider)
-    $PY -c "import xdist" 2> /dev/null && pytest_args+=(-n "$JOBS")
-    $PY -c "import pytest_timeout" 2> /dev/null && pytest_args+=(--timeout=300)
-    export OMP_NUM_THREADS=1
-    run cuda-tests "$STEP_LIMIT" $PY -m pytest "${pytest_args[@]}" tests/cuda
-    # pymetis is not on the GPU machine: ClusterGCN's tests fail there with its ImportError.
-    run all-tests "$STEP_LIMIT" $PY -m pytest "${pytest_args[@]}" tests --ignore=tests/cuda
-    unset OMP_NUM_THREADS
+    single_thread=()
+    if $PY -c "import xdist" 2> /dev/null; then
+        pytest_args+=(-n "$JOBS")
+        single_thread=(env OMP_NUM_THREADS=1)
+    fi
+    $PY -c "import pytest_timeout" 2> /dev/null && pytest_args+=(--timeout="$TEST_LIMIT")
+    run cuda-tests "$STEP_LIMIT" "${single_thread[@]}" $PY -m pytest "${pytest_args[@]}" tests/cuda
+    # ClusterGCN's tests need pymetis, which `make setup` installs; without it they fail.
+    run all-tests "$STEP_LIMIT" "${single_thread[@]}" $PY -m pytest "${pytest_args[@]}" tests \
+        --ignore=tests/cuda
 fi
 
 if has_stage sanitize; then

@@ -164,22 +164,23 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
                 schedule,
                 0,
             )
-    bad_ends = torch.tensor([0, 1, 1], device="cuda")
-    with pytest.raises(RuntimeError, match="random_walk: indptr is not a valid CSR"):
-        torch.ops.fastgl.random_walk(
-            bad_ends,
-            torch.tensor([1, 0], device="cuda"),
-            None,
-            None,
-            torch.tensor([0], device="cuda"),
-            2,
-            1.0,
-            1.0,
-            0.0,
-            False,
-            schedule,
-            0,
-        )
+    # Offsets that end early or start late: every row reads fine, only the ends are wrong.
+    for bad_ends in ([0, 1, 1], [1, 1, 2]):
+        with pytest.raises(RuntimeError, match="random_walk: indptr is not a valid CSR"):
+            torch.ops.fastgl.random_walk(
+                torch.tensor(bad_ends, device="cuda"),
+                torch.tensor([1, 0], device="cuda"),
+                None,
+                None,
+                torch.tensor([0], device="cuda"),
+                2,
+                1.0,
+                1.0,
+                0.0,
+                False,
+                schedule,
+                0,
+            )
     # Node 1's row descends; the others have two edges (one-edge rows need no search) and q != 1
     # (with q = 1 no trial searches), as in tests/test_random_walk.py.
     unsorted_indptr = torch.tensor([0, 2, 7, 9, 11, 13, 15], device="cuda")

@@ -38,6 +38,7 @@ __device__ void keep_first_fault(int64_t* first_fault, int64_t walk, int64_t fau
 template <typename index_t, typename weight_t>
 __global__ void check_offset_ends_kernel(WalkView<index_t, weight_t> view, int64_t* first_fault) {
   // Stored directly: kBadOffsetEnds is 0, which keep_first_fault reads as a step without fault.
+  static_assert(kBadOffsetEnds == 0, "encoded as itself, below every walk's fault");
   if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
     atomicMin(reinterpret_cast<long long*>(first_fault),
               static_cast<long long>(encode_walk_fault(0, kBadOffsetEnds)));
