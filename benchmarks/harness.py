@@ -292,13 +292,29 @@ def save_results(name: str, payload: dict[str, Any], device: Device, args: Any) 
 
 
 def write_json(payload: dict[str, Any], path: str | Path) -> Path:
-    """Writes ``payload`` as indented JSON (creating the folder); returns the path."""
+    """Writes ``payload`` as indented JSON (creating the folder), its recorded arguments' paths
+    made portable (:func:`portable_path`); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for key in ("args", "arguments"):
+        if isinstance(payload.get(key), dict):
+            payload[key] = {name: portable_path(v) for name, v in payload[key].items()}
     with open(path, "w") as out:
         json.dump(payload, out, indent=2, sort_keys=False)
         out.write("\n")
     return path
+
+
+def portable_path(value: Any) -> Any:
+    """An absolute path as a result file records it: relative to the checkout when it lies in
+    the checkout or beside it (``../shared/data``), else its file name alone, so that a result
+    names no folder of the machine it ran on. Other values are returned as they are."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    path = Path(value)
+    if path.is_relative_to(REPO_ROOT.parent):
+        return os.path.relpath(path, REPO_ROOT)
+    return path.name
 
 
 Column = tuple[str, str, str]  # (row key, header, format spec)

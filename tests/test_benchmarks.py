@@ -1,6 +1,7 @@
 """The benchmark scripts still run end to end (on a tiny graph; no timing is asserted)."""
 
 import json
+from pathlib import Path
 
 import torch
 
@@ -283,6 +284,32 @@ def test_id_map_benchmark_checks_and_writes_json(tmp_path):
     assert all(r["ids"] > 0 and r["median_s"] > 0 for r in rows)
     baseline = [r for r in rows if r["method"] == "torch.unique ordered"]
     assert baseline and all(r["vs_ordered"] == 1.0 for r in baseline)
+
+
+def test_results_record_paths_relative_to_the_checkout(tmp_path):
+    """A result names no folder of the machine it ran on: paths in and beside the checkout are
+    written relative to it, others as their file name; other values are kept."""
+    from benchmarks import harness
+
+    root = harness.REPO_ROOT
+    outside = Path("/") / f"not-{root.parent.name}" / "run.json"
+    args = {
+        "data_dir": str(root.parent / "shared" / "data"),
+        "out": str(root / "benchmarks" / "results" / "x.json"),
+        "elsewhere": str(outside),
+        "relative": "a/b",
+        "seed": 0,
+    }
+    path = harness.write_json({"args": args, "rows": ["/kept/as/is"]}, tmp_path / "r.json")
+    written = json.loads(path.read_text())
+    assert written["args"] == {
+        "data_dir": "../shared/data",
+        "out": "benchmarks/results/x.json",
+        "elsewhere": "run.json" if root.parent != Path("/") else "../" + str(outside)[1:],
+        "relative": "a/b",
+        "seed": 0,
+    }
+    assert written["rows"] == ["/kept/as/is"]
 
 
 def test_the_ordered_torch_relabel_is_id_maps_contract():
