@@ -268,7 +268,10 @@ def build_cases(args, device) -> tuple[list[Structure], list[dict]]:
         elif case == "slashdot":
             path = Path(args.data_dir) / SLASHDOT_FILE
             if not path.exists():
-                reason = f"{path} not found (download SNAP soc-Slashdot0902; see --data-dir)"
+                reason = (
+                    f"{harness.portable_path(str(path))} not found "
+                    "(download SNAP soc-Slashdot0902; see --data-dir)"
+                )
                 print(f"skipping slashdot: {reason}", flush=True)
                 skipped.append({"case": "slashdot", "reason": reason})
                 continue

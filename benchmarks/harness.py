@@ -296,6 +296,7 @@ def write_json(payload: dict[str, Any], path: str | Path) -> Path:
     made portable (:func:`portable_path`); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    payload = dict(payload)  # the caller's keeps its paths
     for key in ("args", "arguments"):
         if isinstance(payload.get(key), dict):
             payload[key] = {name: portable_path(v) for name, v in payload[key].items()}
@@ -307,12 +308,13 @@ def write_json(payload: dict[str, Any], path: str | Path) -> Path:
 
 def portable_path(value: Any) -> Any:
     """An absolute path as a result file records it: relative to the checkout when it lies in
-    the checkout or beside it (``../shared/data``), else its file name alone, so that a result
-    names no folder of the machine it ran on. Other values are returned as they are."""
+    the checkout or in the data folder beside it (``../shared/data``), else its file name alone,
+    so that a result names no folder of the machine it ran on. Other values are returned as
+    they are."""
     if not isinstance(value, str) or not os.path.isabs(value):
         return value
     path = Path(value)
-    if path.is_relative_to(REPO_ROOT.parent):
+    if path.is_relative_to(REPO_ROOT) or path.is_relative_to(REPO_ROOT.parent / "shared"):
         return os.path.relpath(path, REPO_ROOT)
     return path.name
 

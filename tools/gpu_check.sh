@@ -104,10 +104,10 @@ if has_stage tests; then
         single_thread=(env OMP_NUM_THREADS=1)
     fi
     $PY -c "import pytest_timeout" 2> /dev/null && pytest_args+=(--timeout="$TEST_LIMIT")
-    run cuda-tests "$STEP_LIMIT" "${single_thread[@]}" $PY -m pytest "${pytest_args[@]}" tests/cuda
+    pytest_cmd=(${single_thread[@]+"${single_thread[@]}"} $PY -m pytest "${pytest_args[@]}")
+    run cuda-tests "$STEP_LIMIT" "${pytest_cmd[@]}" tests/cuda
     # ClusterGCN's tests need pymetis, which `make setup` installs; without it they fail.
-    run all-tests "$STEP_LIMIT" "${single_thread[@]}" $PY -m pytest "${pytest_args[@]}" tests \
-        --ignore=tests/cuda
+    run all-tests "$STEP_LIMIT" "${pytest_cmd[@]}" tests --ignore=tests/cuda
 fi
 
 if has_stage sanitize; then
