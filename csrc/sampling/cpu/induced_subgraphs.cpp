@@ -95,10 +95,10 @@ int64_t count_set(const int64_t* indptr, const index_t* indices, int64_t num_nod
     members.set(set[i]);
   }
   int64_t count = 0;
+  const uint64_t num_ids = static_cast<uint64_t>(num_nodes);
   for (int64_t i = 0; i < size; ++i) {
     const Adjacency in = in_edges_of(kInducedOp, indptr, set[i], num_edges);
     const index_t* sources = indices + in.start;
-    const uint64_t num_ids = static_cast<uint64_t>(num_nodes);
     int64_t out_of_range = 0;
     count += count_members(sources, in.degree, members.words(), num_ids, &out_of_range);
     if (out_of_range != 0) {
@@ -175,17 +175,10 @@ InducedResult induced_subgraphs_cpu(const at::Tensor& indptr, const at::Tensor& 
       }
     });
     for (int64_t s = 0; s < num_sets; ++s) edge_offsets[s + 1] += edge_offsets[s];
-    // Each output is written once in full, 8 B per kept edge: hundreds of MB a call on a
-    // products-scale graph, where 2 MB pages take a 512th of the page faults.
-    auto huge_output = [&] {
-      at::Tensor out = at::empty({edge_offsets[num_sets]}, indptr.options());
-      advise_huge_pages(out);
-      prefault_for_write(out);
-      return out;
-    };
-    row = huge_output();
-    col = huge_output();
-    edge = huge_output();
+    // 8 B per kept edge each: hundreds of MB a call on a products-scale graph.
+    row = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
+    col = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
+    edge = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
     at::parallel_for(0, num_sets, 1, [&](int64_t begin, int64_t end) {
       PositionTable table;
       MemberBits members(num_nodes);

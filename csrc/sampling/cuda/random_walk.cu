@@ -27,21 +27,21 @@ using fastgl::cuda::kThreadsPerBlock;
 constexpr int64_t kMinBlockTierWalks = 32;
 
 // Keeps the smallest encoded fault, which names the first bad walk whatever the scheduling.
+__device__ void keep_smallest_fault(int64_t* first_fault, int64_t encoded) {
+  atomicMin(reinterpret_cast<long long*>(first_fault), static_cast<long long>(encoded));
+}
+
+// A step's fault (0: none) of walk `walk`.
 __device__ void keep_first_fault(int64_t* first_fault, int64_t walk, int64_t fault) {
-  if (fault != 0) {
-    atomicMin(reinterpret_cast<long long*>(first_fault),
-              static_cast<long long>(encode_walk_fault(walk, fault)));
-  }
+  if (fault != 0) keep_smallest_fault(first_fault, encode_walk_fault(walk, fault));
 }
 
 // The rows' own checks cannot see offsets that start late or end early: checked once per call.
 template <typename index_t, typename weight_t>
 __global__ void check_offset_ends_kernel(WalkView<index_t, weight_t> view, int64_t* first_fault) {
-  // Stored directly: kBadOffsetEnds is 0, which keep_first_fault reads as a step without fault.
-  static_assert(kBadOffsetEnds == 0, "encoded as itself, below every walk's fault");
+  // Not through keep_first_fault: kBadOffsetEnds is 0, which it reads as a step without fault.
   if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
-    atomicMin(reinterpret_cast<long long*>(first_fault),
-              static_cast<long long>(encode_walk_fault(0, kBadOffsetEnds)));
+    keep_smallest_fault(first_fault, encode_walk_fault(0, kBadOffsetEnds));
   }
 }
 
