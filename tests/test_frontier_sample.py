@@ -2,6 +2,7 @@
 replay of its draws, a chi-square check of the pop, the walkers' bookkeeping across cleanups, and
 bad input."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -145,6 +146,50 @@ def test_samples_do_not_depend_on_the_thread_count():
     finally:
         torch.set_num_threads(before)
     assert all(torch.equal(g, e) for run in runs[1:] for g, e in zip(run, runs[0]))
+
+
+@pytest.mark.parametrize("pop", ["dashboard", "scan"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_samplers_in_flight_together_replay_the_reference(pop, threads):
+    """A thread moves its samplers together, up to 16 at a time: 40 samplers fill several
+    batches, and on a graph with sinks some of them run out of walkers while the others move on;
+    each still replays the reference draw for draw."""
+    edge_index = random_edge_index(60, 120, seed=3)
+    graph = CSCGraph.from_edge_index(edge_index[:, edge_index[1] % 4 != 0], 60)  # sinks: 0, 4, ...
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        got = raw(graph, 40, 3, 40, seed=11, pop=pop)
+    finally:
+        torch.set_num_threads(before)
+    expected = frontier_sample_reference(graph.indptr, graph.indices, 40, 3, 40, 2.0, 0, pop, 11, 0)
+    for g, e, name in zip(got, expected, ("frontier", "popped", "added")):
+        assert torch.equal(g, e), name
+    ended = (got.popped == -1).any(1)
+    assert 0 < int(ended.sum()) < 40  # some samplers ran out of walkers, not all
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_first_faulty_sampler_is_named_whatever_its_batch(threads):
+    """A cycle of 30 nodes (i+1 -> i) and node 30, an in-neighbor of node 0 and of itself, whose
+    row holds an id out of range: the few samplers that start on it, or reach it from node 0, fault
+    while the others move on. The error names the smallest faulty sampler, here past the first
+    batch of 16: the samplers before it run clean."""
+    n = 30
+    edge_index = torch.tensor([[(i + 1) % n for i in range(n)] + [n, n], list(range(n)) + [0, n]])
+    graph = CSCGraph.from_edge_index(edge_index, n + 1)
+    indices = graph.indices.clone()
+    indices[graph.indptr[n]] = 99  # node 30's in-neighbor
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        with pytest.raises(RuntimeError, match=r"node 30 hold an id out of range") as error:
+            torch.ops.fastgl.frontier_sample(graph.indptr, indices, 40, 1, 3, 2.0, 0, "scan", 1)
+        first = int(re.search(r"subgraph (\d+)\)", str(error.value)).group(1))
+        assert first >= 16
+        torch.ops.fastgl.frontier_sample(graph.indptr, indices, first, 1, 3, 2.0, 0, "scan", 1)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_wrapper_seeds_from_the_generator():

@@ -1,6 +1,6 @@
 // CPU reference for frontier_sample (frontier_sample.h states the semantics): samplers in
 // parallel (the paper's inter-subgraph parallelism, Algorithm 5), each popping through its own
-// Dashboard.
+// Dashboard, each thread keeping several in flight (SamplerBatch).
 #include "sampling/frontier_sample.h"
 
 #include "common/page_advice.h"
@@ -178,11 +178,11 @@ struct FrontierRun {
     return max_entries > 0 ? std::min(degree, max_entries) : degree;
   }
 
-  // Sampler s, popping through `dashboard` (a Dashboard or a WalkerScan); returns its
-  // FrontierFault, *bad_node the vertex at fault.
+  // Sampler s's first frontier, drawn from `rng` and added to `dashboard`; *draw becomes the
+  // stream's next draw. Returns the FrontierFault, *bad_node the vertex at fault.
   template <typename Pop>
-  int64_t sample(int64_t s, Pop& dashboard, int64_t* bad_node) const {
-    RandomStream rng(key, static_cast<uint64_t>(s));
+  int64_t start(int64_t s, RandomStream& rng, uint64_t* draw, Pop& dashboard,
+                int64_t* bad_node) const {
     int64_t* first = frontier + s * frontier_size;
     // Floyd's draws 0 .. m-1, membership by hash: a scan would cost O(m^2) for m walkers.
     std::unordered_set<int64_t> seen;
@@ -194,36 +194,121 @@ struct FrontierRun {
                                          seen.insert(chosen[recorded]);
                                        return seen.count(pick) > 0;
                                      });
-    uint64_t draw = static_cast<uint64_t>(frontier_size);
+    *draw = static_cast<uint64_t>(frontier_size);
     dashboard.reset(initial_capacity, entry_weight);
     for (int64_t i = 0; i < frontier_size; ++i) {
       const int64_t weight = weight_of(first[i], bad_node);
       if (weight < 0) return kBadFrontierRow;
       dashboard.add(first[i], weight);
     }
-    int64_t* pops = popped + s * moves;
-    int64_t* adds = added + s * moves;
-    for (int64_t k = 0; k < moves; ++k) {
-      if (dashboard.empty()) {
-        std::fill(pops + k, pops + moves, -1);
-        std::fill(adds + k, adds + moves, -1);
-        break;
-      }
-      const int64_t u = dashboard.pop(rng, &draw, eta);
-      const int64_t start = indptr[u], degree = indptr[u + 1] - start;  // checked when u joined
-      const int64_t v = static_cast<int64_t>(indices[start + rng.below(draw++, degree)]);
-      if (v < 0 || v >= num_nodes) {
-        *bad_node = u;
-        return kBadFrontierNeighbor;
-      }
-      const int64_t weight = weight_of(v, bad_node);
-      if (weight < 0) return kBadFrontierRow;
-      dashboard.add(v, weight);
-      pops[k] = u;
-      adds[k] = v;
-    }
     return kNoFrontierFault;
   }
+};
+
+// A sampler in flight and its move under way: the walker popped (`u`), then the in-edge slot
+// drawn for it, then the in-neighbor it moves to (`v`).
+template <typename Pop>
+struct Sampler {
+  int64_t s;
+  RandomStream rng;
+  uint64_t draw = 0;
+  Pop dashboard;
+  bool live = true;
+  int64_t u = -1, slot = -1, v = -1;
+};
+
+// Samplers [begin, end) of one thread, all in flight (at most kFrontierSamplersInFlight), one
+// move of each in turn. A move is
+// three reads, each depending on the one before (the popped vertex's row bounds, the neighbor
+// drawn from its row, that neighbor's row bounds), out of cache on a large graph; a sampler alone
+// waits for each. The samplers' moves are independent, so each stage runs over all of them,
+// prefetching what the next stage reads: their reads overlap. Each sampler draws from its own
+// stream, so the samples are the same as one sampler at a time.
+template <typename index_t, typename Pop>
+class SamplerBatch {
+ public:
+  SamplerBatch(const FrontierRun<index_t>& run, int64_t* bad_nodes,
+               std::atomic<int64_t>& first_fault)
+      : run_(run), bad_nodes_(bad_nodes), first_fault_(first_fault) {}
+
+  void sample(int64_t begin, int64_t end) {
+    samplers_.clear();
+    live_ = end - begin;
+    for (int64_t s = begin; s < end; ++s) {
+      samplers_.push_back(Sampler<Pop>{s, RandomStream(run_.key, static_cast<uint64_t>(s))});
+    }
+    for (Sampler<Pop>& sampler : samplers_) {
+      const int64_t fault = run_.start(sampler.s, sampler.rng, &sampler.draw, sampler.dashboard,
+                                       &bad_nodes_[sampler.s]);
+      if (fault != kNoFrontierFault) stop(sampler, fault);
+    }
+    for (int64_t k = 0; k < run_.moves && live_ > 0; ++k) {
+      for (Sampler<Pop>& sampler : samplers_) pop(sampler, k);
+      for (Sampler<Pop>& sampler : samplers_) draw_neighbor(sampler);
+      for (Sampler<Pop>& sampler : samplers_) read_neighbor(sampler);
+      for (Sampler<Pop>& sampler : samplers_) add_neighbor(sampler, k);
+    }
+  }
+
+ private:
+  void stop(Sampler<Pop>& sampler, int64_t fault) {
+    sampler.live = false;
+    --live_;
+    keep_smallest(first_fault_, sampler.s * kNumFrontierFaults + fault);
+  }
+
+  // Move k's pop, or, should no walker be able to move, the end of the sampler's moves.
+  void pop(Sampler<Pop>& sampler, int64_t k) {
+    if (!sampler.live) return;
+    if (sampler.dashboard.empty()) {
+      sampler.live = false;
+      --live_;
+      std::fill(run_.popped + sampler.s * run_.moves + k,
+                run_.popped + (sampler.s + 1) * run_.moves, -1);
+      std::fill(run_.added + sampler.s * run_.moves + k, run_.added + (sampler.s + 1) * run_.moves,
+                -1);
+      return;
+    }
+    sampler.u = sampler.dashboard.pop(sampler.rng, &sampler.draw, run_.eta);
+    __builtin_prefetch(run_.indptr + sampler.u);
+  }
+
+  void draw_neighbor(Sampler<Pop>& sampler) {
+    if (!sampler.live) return;
+    const int64_t start = run_.indptr[sampler.u];
+    const int64_t degree = run_.indptr[sampler.u + 1] - start;  // checked when u joined
+    sampler.slot = start + sampler.rng.below(sampler.draw++, degree);
+    __builtin_prefetch(run_.indices + sampler.slot);
+  }
+
+  void read_neighbor(Sampler<Pop>& sampler) {
+    if (!sampler.live) return;
+    sampler.v = static_cast<int64_t>(run_.indices[sampler.slot]);
+    if (sampler.v < 0 || sampler.v >= run_.num_nodes) {
+      bad_nodes_[sampler.s] = sampler.u;
+      stop(sampler, kBadFrontierNeighbor);
+      return;
+    }
+    __builtin_prefetch(run_.indptr + sampler.v);
+  }
+
+  void add_neighbor(Sampler<Pop>& sampler, int64_t k) {
+    if (!sampler.live) return;
+    const int64_t weight = run_.weight_of(sampler.v, &bad_nodes_[sampler.s]);
+    if (weight < 0) {
+      stop(sampler, kBadFrontierRow);
+      return;
+    }
+    sampler.dashboard.add(sampler.v, weight);
+    run_.popped[sampler.s * run_.moves + k] = sampler.u;
+    run_.added[sampler.s * run_.moves + k] = sampler.v;
+  }
+
+  const FrontierRun<index_t>& run_;
+  int64_t* bad_nodes_;
+  std::atomic<int64_t>& first_fault_;
+  std::vector<Sampler<Pop>> samplers_;
+  int64_t live_ = 0;
 };
 
 FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& indices,
@@ -264,10 +349,9 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
         added.data_ptr<int64_t>()};
     auto sample_all = [&](auto pop) {
       at::parallel_for(0, num_subgraphs, 1, [&](int64_t begin, int64_t end) {
-        decltype(pop) dashboard;
-        for (int64_t s = begin; s < end; ++s) {
-          const int64_t fault = run.sample(s, dashboard, &bad_nodes[s]);
-          if (fault != kNoFrontierFault) keep_smallest(first_fault, s * kNumFrontierFaults + fault);
+        SamplerBatch<index_t, decltype(pop)> batch(run, bad_nodes.data(), first_fault);
+        for (int64_t first = begin; first < end; first += kFrontierSamplersInFlight) {
+          batch.sample(first, std::min(end, first + kFrontierSamplersInFlight));
         }
       });
     };
