@@ -169,6 +169,19 @@ def test_samplers_in_flight_together_replay_the_reference(pop, threads):
     assert 0 < int(ended.sum()) < 40  # some samplers ran out of walkers, not all
 
 
+def test_large_dashboards_sample_one_at_a_time_alike():
+    """The paper's Dashboard (an entry per unit of degree) over a dense graph starts at
+    eta * m * 70 = 28000 entries, past what a thread keeps in flight together: its samplers go
+    one at a time, and still replay the reference."""
+    graph = CSCGraph.from_edge_index(random_edge_index(100, 7000, seed=4), 100)
+    got = raw(graph, 20, 50, 90, eta=8.0, seed=3, unit=1)
+    expected = frontier_sample_reference(
+        graph.indptr, graph.indices, 20, 50, 90, 8.0, 0, "dashboard", 3, 1
+    )
+    for g, e, name in zip(got, expected, ("frontier", "popped", "added")):
+        assert torch.equal(g, e), name
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_first_faulty_sampler_is_named_whatever_its_batch(threads):
     """A cycle of 30 nodes (i+1 -> i) and node 30, an in-neighbor of node 0 and of itself, whose

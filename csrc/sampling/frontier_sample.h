@@ -82,10 +82,6 @@ inline int64_t resolve_entry_weight(int64_t num_nodes, int64_t num_edges, int64_
   return max_entries > 0 ? std::min(weight, max_entries) : weight;
 }
 
-// Samplers a CPU thread keeps in flight, each with its Dashboard, so that their moves' reads
-// overlap.
-constexpr int64_t kFrontierSamplersInFlight = 16;
-
 // Bytes a Dashboard entry may take: its DB slot, and its block's IA record when every block
 // holds one entry.
 constexpr int64_t kDashboardEntryBytes = 8 + 32;
@@ -130,8 +126,8 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
   const int64_t dashboard = dashboard_capacity(
       num_nodes, indices.numel(), frontier_size, max_entries, eta,
       resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight));
-  check_output_fits(op, "each thread's Dashboards", kFrontierSamplersInFlight * dashboard,
-                    kDashboardEntryBytes, indptr.device());
+  check_output_fits(op, "each thread's Dashboard", dashboard, kDashboardEntryBytes,
+                    indptr.device());
 }
 
 // Raises the error of an encoded fault; `node` is the vertex whose row or neighbor was bad.

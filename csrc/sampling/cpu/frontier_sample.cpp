@@ -209,16 +209,24 @@ struct FrontierRun {
 // drawn for it, then the in-neighbor it moves to (`v`).
 template <typename Pop>
 struct Sampler {
-  int64_t s;
-  RandomStream rng;
+  int64_t s = -1;
+  RandomStream rng{0, 0};
   uint64_t draw = 0;
   Pop dashboard;
   bool live = true;
   int64_t u = -1, slot = -1, v = -1;
 };
 
-// Samplers [begin, end) of one thread, all in flight (at most kFrontierSamplersInFlight), one
-// move of each in turn. A move is
+// The samplers a thread keeps in flight (SamplerBatch): up to 16, as long as their pop structures
+// start within 1 MiB together, about a core's L2 cache: the paper's Dashboard (an entry per unit
+// of degree) takes megabytes on a large graph, and several of them in flight ran at half the
+// rate of one at a time.
+int64_t samplers_in_flight(int64_t pop_bytes) {
+  constexpr int64_t kMaxInFlight = 16, kInFlightBytes = int64_t{1} << 20;
+  return std::clamp<int64_t>(kInFlightBytes / std::max<int64_t>(pop_bytes, 1), 1, kMaxInFlight);
+}
+
+// Samplers [begin, end) of one thread, all in flight, one move of each in turn. A move is
 // three reads, each depending on the one before (the popped vertex's row bounds, the neighbor
 // drawn from its row, that neighbor's row bounds), out of cache on a large graph; a sampler alone
 // waits for each. The samplers' moves are independent, so each stage runs over all of them,
@@ -231,11 +239,15 @@ class SamplerBatch {
                std::atomic<int64_t>& first_fault)
       : run_(run), bad_nodes_(bad_nodes), first_fault_(first_fault) {}
 
+  // The pop structures are kept from batch to batch, so their memory is allocated once.
   void sample(int64_t begin, int64_t end) {
-    samplers_.clear();
+    samplers_.resize(end - begin);
     live_ = end - begin;
     for (int64_t s = begin; s < end; ++s) {
-      samplers_.push_back(Sampler<Pop>{s, RandomStream(run_.key, static_cast<uint64_t>(s))});
+      Sampler<Pop>& sampler = samplers_[s - begin];
+      sampler.s = s;
+      sampler.rng = RandomStream(run_.key, static_cast<uint64_t>(s));
+      sampler.live = true;
     }
     for (Sampler<Pop>& sampler : samplers_) {
       const int64_t fault = run_.start(sampler.s, sampler.rng, &sampler.draw, sampler.dashboard,
@@ -347,18 +359,19 @@ FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& i
         frontier.data_ptr<int64_t>(),
         popped.data_ptr<int64_t>(),
         added.data_ptr<int64_t>()};
-    auto sample_all = [&](auto pop) {
+    auto sample_all = [&](auto pop, int64_t pop_bytes) {
+      const int64_t in_flight = samplers_in_flight(pop_bytes);
       at::parallel_for(0, num_subgraphs, 1, [&](int64_t begin, int64_t end) {
         SamplerBatch<index_t, decltype(pop)> batch(run, bad_nodes.data(), first_fault);
-        for (int64_t first = begin; first < end; first += kFrontierSamplersInFlight) {
-          batch.sample(first, std::min(end, first + kFrontierSamplersInFlight));
+        for (int64_t first = begin; first < end; first += in_flight) {
+          batch.sample(first, std::min(end, first + in_flight));
         }
       });
     };
     if (pop == "dashboard") {
-      sample_all(Dashboard{});
+      sample_all(Dashboard{}, run.initial_capacity * kDashboardEntryBytes);
     } else {
-      sample_all(WalkerScan{});
+      sample_all(WalkerScan{}, frontier_size * 2 * int64_t{sizeof(int64_t)});  // vertex, weight
     }
   });
   const int64_t fault = first_fault.load();
