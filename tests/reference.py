@@ -891,8 +891,9 @@ def frontier_sample_reference(
     ``entry_weight`` 0 is the mean weight, truncated, in [1, 1024]; at most ``max_entries``
     when capped. DB starts at
     ``ceil(eta * m * max(mean weight / entry_weight, 1))``; live blocks are compacted to its
-    front when an added block would pass its end (then it doubles if still too small) and before
-    a pop whose fill mark exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below
+    front when an added block would pass its end (then, smaller than ``ceil(eta * (live + added
+    entries))``, it grows to that, at least doubling) and before a pop whose fill mark exceeds
+    ``eta`` times the live entries. ``pop="scan"``: one draw below
     the walkers' total weight, the first walker whose running sum passes it, whose slot the
     added vertex takes."""
     ptr, nbr, m = indptr.tolist(), indices.tolist(), frontier_size
@@ -920,7 +921,7 @@ def frontier_sample_reference(
             upper = num_nodes - m + j
             pick = below(j, upper + 1)
             first.append(upper if pick in first else pick)
-        dashboard = _ReferenceDashboard(capacity, unit)
+        dashboard = _ReferenceDashboard(capacity, unit, eta)
         for v in first:
             dashboard.add(v, entries[v])
         walkers = list(first)
@@ -1007,9 +1008,9 @@ class _ReferenceDashboard:
     """DB: per entry its block (-1: invalid); blocks: ``[vertex (-1 once popped), start, size,
     weight]``, ``ceil(weight / unit)`` entries each."""
 
-    def __init__(self, capacity, unit):
+    def __init__(self, capacity, unit, eta):
         self.db, self.blocks, self.fill, self.live = [-1] * capacity, [], 0, 0
-        self.unit = unit
+        self.unit, self.eta = unit, eta
 
     def add(self, vertex, weight):
         if weight == 0:
@@ -1038,8 +1039,9 @@ class _ReferenceDashboard:
             self.db[self.fill : self.fill + block[2]] = [index] * block[2]
             self.fill += block[2]
         self.blocks = kept
-        if self.fill + room > len(self.db):
-            self.db += [-1] * (max(self.fill + room, 2 * len(self.db)) - len(self.db))
+        needed = math.ceil(self.eta * (self.fill + room))
+        if needed > len(self.db):
+            self.db += [-1] * (max(needed, 2 * len(self.db)) - len(self.db))
 
 
 def temporal_valid_in_edges(

@@ -22,7 +22,9 @@
 // proportional to its weight either way, but a hub's block shrinks by entry_weight, and with it
 // the writing of every add and cleanup. `entry_weight` 0 takes the graph's mean in-degree
 // (capped, at least 1, at most 1024). DB starts at eta * m * that mean in entries (the paper's
-// enlargement factor eta) and doubles when a cleanup leaves too little room. The same draws, popped
+// enlargement factor eta); a cleanup that leaves it under eta times the live entries (and those
+// to add) grows it to that, at least doubling it, so that (eta - 1) times the live entries come
+// in before the next cleanup rewrites them. The same draws, popped
 // and added vertices come out on any thread count: sampler s draws from Philox stream s under key
 // `seed`. `pop` "scan" pops instead by a scan of the walkers' running sum of weights (the
 // O(m)-per-pop sampler the paper starts from): the same distribution, other draws.

@@ -29,7 +29,8 @@ constexpr int64_t kPopped = -1;
 // is neither cleared between samplers nor past the fill mark. Reused from sampler to sampler.
 class Dashboard {
  public:
-  void reset(int64_t capacity, int64_t entry_weight) {
+  void reset(int64_t capacity, int64_t entry_weight, double eta) {
+    eta_ = eta;
     db_.resize(capacity);
     blocks_.clear();
     fill_ = live_entries_ = 0;
@@ -85,7 +86,9 @@ class Dashboard {
   static_assert(sizeof(Block) + sizeof(int64_t) <= kDashboardEntryBytes);
 
   // Moves the live blocks to DB's front in order (Algorithm 4, CLEANUP), renumbering them, and
-  // doubles DB should `room` more entries still not fit after them.
+  // grows DB to eta times them and `room` more entries, at least doubling it, when it is smaller:
+  // filled again after a few adds, a DB just big enough made walkers crowding the hubs of
+  // Slashdot clean up so often that the cleanups took a fifth of the sampler's time.
   void cleanup(int64_t room) {
     int64_t fill = 0, kept = 0;
     for (const Block& block : blocks_) {
@@ -98,7 +101,7 @@ class Dashboard {
     }
     blocks_.resize(kept);
     fill_ = fill;
-    const int64_t needed = fill_ + room;
+    const auto needed = static_cast<int64_t>(std::ceil(eta_ * static_cast<double>(fill_ + room)));
     if (needed > static_cast<int64_t>(db_.size())) {
       const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
       // Walkers crowding a hub of an uncapped skewed graph can ask for m times its entries.
@@ -111,6 +114,7 @@ class Dashboard {
   std::vector<int64_t> db_;
   std::vector<Block> blocks_;
   int64_t fill_ = 0, live_entries_ = 0, entry_weight_ = 1;
+  double eta_ = 2;
 };
 
 // The straightforward pop the paper starts from (§IV-A), O(m) per pop: one uniform draw below
@@ -118,7 +122,7 @@ class Dashboard {
 // its slot for the vertex the move adds.
 class WalkerScan {
  public:
-  void reset(int64_t /*capacity*/, int64_t /*entry_weight*/) {
+  void reset(int64_t /*capacity*/, int64_t /*entry_weight*/, double /*eta*/) {
     vertex_.clear();
     weight_.clear();
     total_ = 0;
@@ -195,7 +199,7 @@ struct FrontierRun {
                                        return seen.count(pick) > 0;
                                      });
     *draw = static_cast<uint64_t>(frontier_size);
-    dashboard.reset(initial_capacity, entry_weight);
+    dashboard.reset(initial_capacity, entry_weight, eta);
     for (int64_t i = 0; i < frontier_size; ++i) {
       const int64_t weight = weight_of(first[i], bad_node);
       if (weight < 0) return kBadFrontierRow;
