@@ -889,13 +889,12 @@ def frontier_sample_reference(
     entry_weight`` units, only when one more draw below ``entry_weight`` falls below ``r``), and
     a uniform in-neighbor. A walker of weight ``w`` has ``ceil(w / entry_weight)`` entries;
     ``entry_weight`` 0 is the mean weight, truncated, in [1, 1024]; at most ``max_entries``
-    when capped. DB starts at
-    ``ceil(eta * m * max(mean weight / entry_weight, 1))``; live blocks are compacted to its
-    front when an added block would pass its end (then, smaller than ``ceil(eta * (live + added
-    entries))``, it grows to that, at least doubling) and before a pop whose fill mark exceeds
-    ``eta`` times the live entries. ``pop="scan"``: one draw below
-    the walkers' total weight, the first walker whose running sum passes it, whose slot the
-    added vertex takes."""
+    when capped. DB starts at ``ceil(eta * m * max(mean weight / entry_weight, 1))``; live blocks
+    are compacted to its front when an added block would pass its end (then, smaller than
+    ``ceil(eta * (live + added entries))``, it grows to that, at least doubling) and before a pop
+    whose fill mark exceeds ``eta`` times the live entries. ``pop="scan"``: one draw below the
+    walkers' total weight, the first walker whose running sum passes it, whose slot the added
+    vertex takes."""
     ptr, nbr, m = indptr.tolist(), indices.tolist(), frontier_size
     num_nodes = len(ptr) - 1
     entries = [min(d, max_entries) if max_entries > 0 else d for d in indptr.diff().tolist()]

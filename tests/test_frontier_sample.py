@@ -4,6 +4,7 @@ bad input."""
 
 import re
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -170,11 +171,18 @@ def test_samplers_in_flight_together_replay_the_reference(pop, threads):
 
 
 def test_large_dashboards_sample_one_at_a_time_alike():
-    """The paper's Dashboard (an entry per unit of degree) over a dense graph starts at
-    eta * m * 70 = 28000 entries, past what a thread keeps in flight together: its samplers go
-    one at a time, and still replay the reference."""
+    """A replay of the path where a thread keeps one sampler in flight at a time: the paper's
+    Dashboard (an entry per unit of degree) over a graph of mean in-degree 70 starts at
+    eta * m * 70 = 8 * 50 * 70 = 28000 entries of 40 bytes, past the 1 MiB a thread's samplers in
+    flight may start with. One thread, so that it runs 20 batches of one sampler."""
     graph = CSCGraph.from_edge_index(random_edge_index(100, 7000, seed=4), 100)
-    got = raw(graph, 20, 50, 90, eta=8.0, seed=3, unit=1)
+    assert graph.indices.numel() == 7000
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        got = raw(graph, 20, 50, 90, eta=8.0, seed=3, unit=1)
+    finally:
+        torch.set_num_threads(before)
     expected = frontier_sample_reference(
         graph.indptr, graph.indices, 20, 50, 90, 8.0, 0, "dashboard", 3, 1
     )
@@ -182,25 +190,48 @@ def test_large_dashboards_sample_one_at_a_time_alike():
         assert torch.equal(g, e), name
 
 
+def _cycle_with_a_side_node(n=30):
+    """In-edge CSC of a cycle of ``n`` nodes (i+1 -> i), node n an in-neighbor of node 0 and of
+    itself (its one slot is ``n + 1``), and node n+1 with a self-loop: a walker reaches node n
+    only from node 0, so few samplers of a short run do."""
+    indices = [1, n] + [(i + 1) % n for i in range(1, n)] + [n, n + 1]
+    indptr = [0, 2] + [2 + i for i in range(1, n)] + [n + 2, n + 3]
+    return torch.tensor(indptr), torch.tensor(indices)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_first_faulty_sampler_is_named_whatever_its_batch(threads):
-    """A cycle of 30 nodes (i+1 -> i) and node 30, an in-neighbor of node 0 and of itself, whose
-    row holds an id out of range: the few samplers that start on it, or reach it from node 0, fault
-    while the others move on. The error names the smallest faulty sampler, here past the first
-    batch of 16: the samplers before it run clean."""
-    n = 30
-    edge_index = torch.tensor([[(i + 1) % n for i in range(n)] + [n, n], list(range(n)) + [0, n]])
-    graph = CSCGraph.from_edge_index(edge_index, n + 1)
-    indices = graph.indices.clone()
-    indices[graph.indptr[n]] = 99  # node 30's in-neighbor
+@pytest.mark.parametrize("fault", ["neighbor", "row"])
+def test_the_first_faulty_sampler_is_named_whatever_its_batch(fault, threads):
+    """Node 30's one in-neighbor id out of range (a sampler faults when it pops node 30), or its
+    row read backwards (when a move adds node 30): the faulty samplers fault mid-batch while the
+    others move on, in batches of 16 on each thread. The error names the smallest: the valid
+    graph's trace has it past the first batch (sampler 20: the second batch of the first thread
+    at either thread count), by a move, while another thread's first batch faults too (38, 45);
+    the samplers before it run clean. (The backwards row also changes node 31's, which no
+    sampler before 20 starts on.)"""
+    indptr, indices = _cycle_with_a_side_node()
+    valid = raw(SimpleNamespace(indptr=indptr, indices=indices), 64, 1, 3, seed=1, pop="scan")
+    # The samplers that read node 30's row, or its in-neighbor, in the valid graph.
+    at_30 = "popped" if fault == "neighbor" else "added"
+    faulty = [s for s in range(64) if 30 in getattr(valid, at_30)[s].tolist()]
+    assert faulty[0] >= 16 and faulty[-1] >= 32 and int(valid.frontier[faulty[0], 0]) != 30
+    assert 31 not in valid.frontier[: faulty[0]].flatten().tolist()
+    if fault == "neighbor":
+        indices = indices.clone()
+        indices[31] = 99
+        message = "indices of node 30 hold an id out of range"
+    else:
+        indptr = indptr.clone()
+        indptr[31] = 30  # node 30's row runs backwards
+        message = r"indptr is not a valid CSC offset array.*\(node 30, subgraph"
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(threads)
-        with pytest.raises(RuntimeError, match=r"node 30 hold an id out of range") as error:
-            torch.ops.fastgl.frontier_sample(graph.indptr, indices, 40, 1, 3, 2.0, 0, "scan", 1)
+        with pytest.raises(RuntimeError, match=message) as error:
+            torch.ops.fastgl.frontier_sample(indptr, indices, 64, 1, 3, 2.0, 0, "scan", 1)
         first = int(re.search(r"subgraph (\d+)\)", str(error.value)).group(1))
-        assert first >= 16
-        torch.ops.fastgl.frontier_sample(graph.indptr, indices, first, 1, 3, 2.0, 0, "scan", 1)
+        assert first == faulty[0]
+        torch.ops.fastgl.frontier_sample(indptr, indices, first, 1, 3, 2.0, 0, "scan", 1)
     finally:
         torch.set_num_threads(before)
 

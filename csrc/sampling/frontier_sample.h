@@ -24,10 +24,10 @@
 // (capped, at least 1, at most 1024). DB starts at eta * m * that mean in entries (the paper's
 // enlargement factor eta); a cleanup that leaves it under eta times the live entries (and those
 // to add) grows it to that, at least doubling it, so that (eta - 1) times the live entries come
-// in before the next cleanup rewrites them. The same draws, popped
-// and added vertices come out on any thread count: sampler s draws from Philox stream s under key
-// `seed`. `pop` "scan" pops instead by a scan of the walkers' running sum of weights (the
-// O(m)-per-pop sampler the paper starts from): the same distribution, other draws.
+// in before the next cleanup rewrites them. The same draws, popped and added vertices come out on
+// any thread count: sampler s draws from Philox stream s under key `seed`. `pop` "scan" pops
+// instead by a scan of the walkers' running sum of weights (the O(m)-per-pop sampler the paper
+// starts from): the same distribution, other draws.
 //
 // Returns, for S = num_subgraphs, m = frontier_size and K = budget - m moves:
 //   frontier  int64 [S, m]  each sampler's first frontier
@@ -128,8 +128,7 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
   const int64_t dashboard = dashboard_capacity(
       num_nodes, indices.numel(), frontier_size, max_entries, eta,
       resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight));
-  check_output_fits(op, "each thread's Dashboard", dashboard, kDashboardEntryBytes,
-                    indptr.device());
+  check_output_fits(op, "a sampler's Dashboard", dashboard, kDashboardEntryBytes, indptr.device());
 }
 
 // Raises the error of an encoded fault; `node` is the vertex whose row or neighbor was bad.

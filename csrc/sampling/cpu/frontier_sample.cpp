@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <unordered_set>
 #include <vector>
 
@@ -56,11 +57,11 @@ class Dashboard {
   // it: always a full entry, a block's last with probability its share of entry_weight (one
   // more draw). Each walker thus comes with probability proportional to its weight. The walker
   // is then marked popped; returns its vertex. The Dashboard must not be empty.
-  int64_t pop(RandomStream& rng, uint64_t* draw, double eta) {
+  int64_t pop(RandomStream& rng, uint64_t* draw) {
     // Dead entries pile up below the fill mark between cleanups; compacting when they pass
     // (eta - 1) live ones keeps the expected probes per pop at most eta (times entry_weight
     // over the walkers' mean weight per entry).
-    if (static_cast<double>(fill_) > eta * static_cast<double>(live_entries_)) cleanup(0);
+    if (static_cast<double>(fill_) > eta_ * static_cast<double>(live_entries_)) cleanup(0);
     while (true) {
       const int64_t at = rng.below((*draw)++, fill_);
       // A popped walker's entries keep its block, marked popped in IA (the paper writes INV
@@ -86,9 +87,9 @@ class Dashboard {
   static_assert(sizeof(Block) + sizeof(int64_t) <= kDashboardEntryBytes);
 
   // Moves the live blocks to DB's front in order (Algorithm 4, CLEANUP), renumbering them, and
-  // grows DB to eta times them and `room` more entries, at least doubling it, when it is smaller:
-  // filled again after a few adds, a DB just big enough made walkers crowding the hubs of
-  // Slashdot clean up so often that the cleanups took a fifth of the sampler's time.
+  // grows DB to eta * (their entries + `room`), at least doubling it, when it is smaller: filled
+  // again after a few adds, a DB just big enough made walkers crowding the hubs of Slashdot
+  // clean up so often that the cleanups took a fifth of the sampler's time.
   void cleanup(int64_t room) {
     int64_t fill = 0, kept = 0;
     for (const Block& block : blocks_) {
@@ -104,8 +105,8 @@ class Dashboard {
     const auto needed = static_cast<int64_t>(std::ceil(eta_ * static_cast<double>(fill_ + room)));
     if (needed > static_cast<int64_t>(db_.size())) {
       const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
-      // Walkers crowding a hub of an uncapped skewed graph can ask for m times its entries.
-      check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries)", size,
+      // Walkers crowding a hub of an uncapped skewed graph can ask for eta * m times its entries.
+      check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries, or lower eta)", size,
                         kDashboardEntryBytes, at::Device(at::kCPU));
       db_.resize(size);
     }
@@ -114,7 +115,7 @@ class Dashboard {
   std::vector<int64_t> db_;
   std::vector<Block> blocks_;
   int64_t fill_ = 0, live_entries_ = 0, entry_weight_ = 1;
-  double eta_ = 2;
+  double eta_ = 0;  // the enlargement factor, set by reset
 };
 
 // The straightforward pop the paper starts from (§IV-A), O(m) per pop: one uniform draw below
@@ -143,7 +144,7 @@ class WalkerScan {
     total_ += weight;
   }
 
-  int64_t pop(RandomStream& rng, uint64_t* draw, double /*eta*/) {
+  int64_t pop(RandomStream& rng, uint64_t* draw) {
     const int64_t share = rng.below((*draw)++, total_);
     int64_t walker = 0;
     for (int64_t sum = weight_[0]; sum <= share; sum += weight_[++walker]) {
@@ -159,7 +160,7 @@ class WalkerScan {
   int64_t total_ = 0, freed_ = -1;
 };
 
-// The call's inputs and outputs, and one sampler's run over them.
+// The call's inputs and outputs, and a sampler's start (its first frontier).
 template <typename index_t>
 struct FrontierRun {
   const int64_t* indptr;
@@ -254,9 +255,9 @@ class SamplerBatch {
       sampler.live = true;
     }
     for (Sampler<Pop>& sampler : samplers_) {
-      const int64_t fault = run_.start(sampler.s, sampler.rng, &sampler.draw, sampler.dashboard,
-                                       &bad_nodes_[sampler.s]);
-      if (fault != kNoFrontierFault) stop(sampler, fault);
+      const int64_t code = run_.start(sampler.s, sampler.rng, &sampler.draw, sampler.dashboard,
+                                      &bad_nodes_[sampler.s]);
+      if (code != kNoFrontierFault) fault(sampler, code);
     }
     for (int64_t k = 0; k < run_.moves && live_ > 0; ++k) {
       for (Sampler<Pop>& sampler : samplers_) pop(sampler, k);
@@ -267,25 +268,33 @@ class SamplerBatch {
   }
 
  private:
-  void stop(Sampler<Pop>& sampler, int64_t fault) {
+  // The sampler takes no more moves.
+  void retire(Sampler<Pop>& sampler) {
     sampler.live = false;
     --live_;
-    keep_smallest(first_fault_, sampler.s * kNumFrontierFaults + fault);
   }
 
-  // Move k's pop, or, should no walker be able to move, the end of the sampler's moves.
+  // The sampler ends with FrontierFault `code`: the smallest sampler's is the op's error.
+  void fault(Sampler<Pop>& sampler, int64_t code) {
+    retire(sampler);
+    keep_smallest(first_fault_, sampler.s * kNumFrontierFaults + code);
+  }
+
+  // Sampler s's pop and add of move k.
+  int64_t* popped(int64_t s, int64_t k) const { return run_.popped + s * run_.moves + k; }
+  int64_t* added(int64_t s, int64_t k) const { return run_.added + s * run_.moves + k; }
+
+  // Move k's pop, or, should no walker be able to move, the end of the sampler's moves, which
+  // are padded with -1.
   void pop(Sampler<Pop>& sampler, int64_t k) {
     if (!sampler.live) return;
     if (sampler.dashboard.empty()) {
-      sampler.live = false;
-      --live_;
-      std::fill(run_.popped + sampler.s * run_.moves + k,
-                run_.popped + (sampler.s + 1) * run_.moves, -1);
-      std::fill(run_.added + sampler.s * run_.moves + k, run_.added + (sampler.s + 1) * run_.moves,
-                -1);
+      retire(sampler);
+      std::fill(popped(sampler.s, k), popped(sampler.s + 1, 0), -1);
+      std::fill(added(sampler.s, k), added(sampler.s + 1, 0), -1);
       return;
     }
-    sampler.u = sampler.dashboard.pop(sampler.rng, &sampler.draw, run_.eta);
+    sampler.u = sampler.dashboard.pop(sampler.rng, &sampler.draw);
     __builtin_prefetch(run_.indptr + sampler.u);
   }
 
@@ -302,7 +311,7 @@ class SamplerBatch {
     sampler.v = static_cast<int64_t>(run_.indices[sampler.slot]);
     if (sampler.v < 0 || sampler.v >= run_.num_nodes) {
       bad_nodes_[sampler.s] = sampler.u;
-      stop(sampler, kBadFrontierNeighbor);
+      fault(sampler, kBadFrontierNeighbor);
       return;
     }
     __builtin_prefetch(run_.indptr + sampler.v);
@@ -312,12 +321,12 @@ class SamplerBatch {
     if (!sampler.live) return;
     const int64_t weight = run_.weight_of(sampler.v, &bad_nodes_[sampler.s]);
     if (weight < 0) {
-      stop(sampler, kBadFrontierRow);
+      fault(sampler, kBadFrontierRow);
       return;
     }
     sampler.dashboard.add(sampler.v, weight);
-    run_.popped[sampler.s * run_.moves + k] = sampler.u;
-    run_.added[sampler.s * run_.moves + k] = sampler.v;
+    *popped(sampler.s, k) = sampler.u;
+    *added(sampler.s, k) = sampler.v;
   }
 
   const FrontierRun<index_t>& run_;
