@@ -3,6 +3,7 @@
 // open-addressing table (position by id); every row and source is checked as it is read.
 #include "sampling/induced_subgraphs.h"
 
+#include "common/member_bits.h"
 #include "common/multiversion.h"
 #include "common/page_advice.h"
 #include "idmap/id_map.h"
@@ -47,21 +48,6 @@ class PositionTable {
   };
   std::vector<Entry> entries_;
   uint64_t mask_ = 0;
-};
-
-// The same set as a bit per graph vertex: most in-edges come from outside the set, and a bit
-// (the whole array a few hundred KiB for millions of vertices, cache-resident) rejects those
-// without a probe of the table.
-class MemberBits {
- public:
-  explicit MemberBits(int64_t num_nodes) : words_((num_nodes + 63) / 64, 0) {}
-  void set(int64_t id) { words_[id >> 6] |= uint64_t{1} << (id & 63); }
-  void clear(int64_t id) { words_[id >> 6] &= ~(uint64_t{1} << (id & 63)); }
-  bool has(int64_t id) const { return (words_[id >> 6] >> (id & 63)) & 1; }
-  const uint64_t* words() const { return words_.data(); }
-
- private:
-  std::vector<uint64_t> words_;
 };
 
 // How many of `sources` have their bit set in `words`; *out_of_range becomes nonzero should one
@@ -167,6 +153,7 @@ InducedResult induced_subgraphs_cpu(const at::Tensor& indptr, const at::Tensor& 
     const index_t* sources = indices_c.data_ptr<index_t>();
     edge_offsets[0] = 0;
     at::parallel_for(0, num_sets, 1, [&](int64_t begin, int64_t end) {
+      // Most in-edges come from outside the set: a bit rejects them without a probe of a table.
       MemberBits members(num_nodes);
       for (int64_t s = begin; s < end; ++s) {
         edge_offsets[s + 1] =
