@@ -191,7 +191,7 @@ struct FrontierRun {
     int64_t* first = frontier + s * frontier_size;
     // Floyd's draws 0 .. m-1, membership by a bit per vertex (empty before and after): a scan
     // would cost O(m^2) for m walkers, and a hash set, an allocation and a probe per walker, made
-    // the first frontier a quarter of a sampler's time at budget 2m on Slashdot.
+    // the first frontier about a fifth of a sampler's time at budget 2m on Slashdot.
     int64_t recorded = 0;
     draw_uniform_without_replacement(rng, num_nodes, frontier_size, first,
                                      [&](const int64_t* chosen, int64_t m, int64_t pick) {
