@@ -253,10 +253,8 @@ class SamplerBatch {
       sampler.s = s;
       sampler.rng = RandomStream(run_.key, static_cast<uint64_t>(s));
       sampler.live = true;
-    }
-    for (Sampler<Pop>& sampler : samplers_) {
-      const int64_t code = run_.start(sampler.s, sampler.rng, &sampler.draw, sampler.dashboard,
-                                      seen_, &bad_nodes_[sampler.s]);
+      const int64_t code =
+          run_.start(s, sampler.rng, &sampler.draw, sampler.dashboard, seen_, &bad_nodes_[s]);
       if (code != kNoFrontierFault) fault(sampler, code);
     }
     for (int64_t k = 0; k < run_.moves && live_ > 0; ++k) {
