@@ -31,4 +31,10 @@ __device__ inline int64_t global_thread_stride() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
+// Lowers *smallest to `value` when smaller, from any thread: the kernels keep the first bad item
+// (the smallest encoded fault), whatever the schedule.
+__device__ inline void keep_smallest(int64_t* smallest, int64_t value) {
+  atomicMin(reinterpret_cast<long long*>(smallest), static_cast<long long>(value));
+}
+
 }  // namespace fastgl::cuda

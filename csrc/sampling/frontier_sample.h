@@ -36,6 +36,7 @@
 #pragma once
 
 #include "common/check.h"
+#include "common/page_advice.h"
 #include "sampling/sample_neighbors.h"
 
 #include <ATen/ATen.h>
@@ -59,6 +60,33 @@ enum FrontierFault : int64_t {
   kBadFrontierRow = 1,
   kBadFrontierNeighbor = 2,
   kNumFrontierFaults = 4,
+};
+
+// The encoded fault of offsets that do not start at 0 and end at the edge count (below every
+// sampler's, so it is the one reported), and of a call without fault.
+constexpr int64_t kBadFrontierOffsetEnds = -1;
+constexpr int64_t kNoFrontierFaultFound = INT64_MAX;
+
+// What a backend reports: the smallest encoded fault and the vertex whose row or neighbor was
+// bad.
+struct FrontierFaultReport {
+  int64_t first_fault = kNoFrontierFaultFound;
+  int64_t node = -1;
+};
+
+enum class FrontierPop { kDashboard, kScan };
+
+// The call's inputs and outputs as the backends read them (plain values and pointers, for host
+// and device).
+template <typename index_t>
+struct FrontierView {
+  const int64_t* indptr;
+  const index_t* indices;
+  int64_t num_nodes, num_edges, num_subgraphs, frontier_size, moves, max_entries, entry_weight;
+  double eta;
+  uint64_t key;
+  int64_t initial_capacity;  // DB's first size, in entries
+  int64_t *frontier, *popped, *added;
 };
 
 // The graph's mean in-degree, capped like a vertex's weight.
@@ -133,12 +161,60 @@ inline void check_frontier_sample_inputs(const at::Tensor& indptr, const at::Ten
 
 // Raises the error of an encoded fault; `node` is the vertex whose row or neighbor was bad.
 [[noreturn]] inline void raise_frontier_fault(int64_t encoded, int64_t node, int64_t num_nodes) {
+  FASTGL_CHECK(encoded != kBadFrontierOffsetEnds, kFrontierOp, kBadIndptrError);
   const int64_t sampler = encoded / kNumFrontierFaults, fault = encoded % kNumFrontierFaults;
   FASTGL_CHECK(fault != kBadFrontierRow, kFrontierOp, kBadIndptrError, " (node ", node,
                ", subgraph ", sampler, ")");
   FASTGL_CHECK(false, kFrontierOp, "indices of node ", node,
                " hold an id out of range for a graph of ", num_nodes, " nodes (subgraph ", sampler,
                ")");
+}
+
+// The op's entry point, shared by the backends: check, allocate the samples, return early when
+// there are none; otherwise `Backend::run(view, pop)` samples and reports the first fault.
+template <typename Backend>
+FrontierResult frontier_sample_entry(const at::Tensor& indptr, const at::Tensor& indices,
+                                     int64_t num_subgraphs, int64_t frontier_size, int64_t budget,
+                                     double eta, int64_t max_entries, c10::string_view pop_method,
+                                     int64_t seed, int64_t entry_weight) {
+  const std::string pop = as_string(pop_method);
+  check_frontier_sample_inputs(indptr, indices, num_subgraphs, frontier_size, budget, eta,
+                               max_entries, pop, entry_weight);
+  const c10::DeviceGuard device_guard(indptr.device());
+  const int64_t moves = budget - frontier_size, num_nodes = indptr.numel() - 1;
+  const auto options = indptr.options();
+  at::Tensor frontier = empty_for_write({num_subgraphs, frontier_size}, options);
+  at::Tensor popped = empty_for_write({num_subgraphs, moves}, options);
+  at::Tensor added = empty_for_write({num_subgraphs, moves}, options);
+  if (num_subgraphs == 0) return {frontier, popped, added};
+  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
+  const int64_t num_edges = indices.numel();
+  const int64_t weight = resolve_entry_weight(num_nodes, num_edges, max_entries, entry_weight);
+  const FrontierFaultReport report =
+      AT_DISPATCH_INDEX_TYPES(indices_c.scalar_type(), kFrontierOp, [&] {
+        const FrontierView<index_t> view{
+            indptr_c.data_ptr<int64_t>(),
+            indices_c.data_ptr<index_t>(),
+            num_nodes,
+            num_edges,
+            num_subgraphs,
+            frontier_size,
+            moves,
+            max_entries,
+            weight,
+            eta,
+            static_cast<uint64_t>(seed),
+            dashboard_capacity(num_nodes, num_edges, frontier_size, max_entries, eta, weight),
+            frontier.data_ptr<int64_t>(),
+            popped.data_ptr<int64_t>(),
+            added.data_ptr<int64_t>()};
+        return Backend::run(view,
+                            pop == "dashboard" ? FrontierPop::kDashboard : FrontierPop::kScan);
+      });
+  if (report.first_fault != kNoFrontierFaultFound) {
+    raise_frontier_fault(report.first_fault, report.node, num_nodes);
+  }
+  return {frontier, popped, added};
 }
 
 }  // namespace fastgl::sampling

@@ -384,7 +384,9 @@ def frontier_sample(
     ``max_entries``.
     ``pop="scan"`` pops by a scan of the walkers' running sum of weights instead, the
     O(frontier_size)-per-pop sampler the paper starts from (§IV-A): the same distribution,
-    other draws. CPU only for now (the samplers run in parallel over torch's threads).
+    other draws (CPU only). On the CPU the samplers run in parallel over torch's threads; on
+    CUDA a warp runs each sampler, probing 32 of its draws at once, and returns the same
+    samples as the CPU for the same seed.
 
     Returns:
         :class:`FrontierTrace` ``(frontier [S, m], popped [S, K], added [S, K])``, int64, for

@@ -4,8 +4,8 @@
 #include "sampling/frontier_sample.h"
 
 #include "common/member_bits.h"
-#include "common/page_advice.h"
 #include "common/philox.h"
+#include "sampling/dashboard.h"
 #include "sampling/neighbor_draw.h"
 
 #include <ATen/Parallel.h>
@@ -13,21 +13,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <vector>
 
 namespace fastgl::sampling {
 namespace {
 
-// A popped walker's vertex in IA.
-constexpr int64_t kPopped = -1;
-
-// One sampler's Dashboard (Zeng et al., §IV-B): DB, a block of entries per walker, each naming it
-// in IA; IA, per block the walker's vertex (kPopped once popped), where its entries start and how
-// many, and its weight. An entry stands for `entry_weight` units of weight, the block's last
-// for the rest (the paper's Dashboard: entry_weight 1, an entry per unit of degree). Every entry
-// below `fill_` names a block, and only those are probed: what lies above is never read, so DB
-// is neither cleared between samplers nor past the fill mark. Reused from sampler to sampler.
+// One sampler's Dashboard (Zeng et al., §IV-B; its rules in dashboard.h): DB, a block of entries
+// per walker, each naming it in IA; IA, per block the walker's vertex (kPoppedWalker once
+// popped), where its entries start and how many, and its weight. An entry stands for `entry_weight`
+// units of weight, the block's last for the rest (the paper's Dashboard: entry_weight 1, an entry
+// per unit of degree). Every entry below `fill_` names a block, and only those are probed: what
+// lies above is never read, so DB is neither cleared between samplers nor past the fill mark.
+// Reused from sampler to sampler.
 class Dashboard {
  public:
   void reset(int64_t capacity, int64_t entry_weight, double eta) {
@@ -44,10 +41,10 @@ class Dashboard {
   // DB when its entries would pass its end.
   void add(int64_t vertex, int64_t weight) {
     if (weight == 0) return;  // a walker nothing can pop
-    const int64_t entries = (weight - 1) / entry_weight_ + 1;
+    const int64_t entries = dashboard_entries(weight, entry_weight_);
     if (fill_ + entries > static_cast<int64_t>(db_.size())) cleanup(entries);
     std::fill_n(db_.begin() + fill_, entries, static_cast<int64_t>(blocks_.size()));
-    blocks_.push_back(Block{vertex, fill_, entries, weight});
+    blocks_.push_back(DashboardBlock{vertex, fill_, entries, weight});
     fill_ += entries;
     live_entries_ += entries;
   }
@@ -58,33 +55,25 @@ class Dashboard {
   // more draw). Each walker thus comes with probability proportional to its weight. The walker
   // is then marked popped; returns its vertex. The Dashboard must not be empty.
   int64_t pop(RandomStream& rng, uint64_t* draw) {
-    // Dead entries pile up below the fill mark between cleanups; compacting when they pass
-    // (eta - 1) live ones keeps the expected probes per pop at most eta (times entry_weight
-    // over the walkers' mean weight per entry).
-    if (static_cast<double>(fill_) > eta_ * static_cast<double>(live_entries_)) cleanup(0);
+    // Dead entries pile up below the fill mark between cleanups.
+    if (needs_compaction(fill_, live_entries_, eta_)) cleanup(0);
     while (true) {
       const int64_t at = rng.below((*draw)++, fill_);
       // A popped walker's entries keep its block, marked popped in IA (the paper writes INV
       // over them): the probe tells them apart alike, without a write per entry.
-      Block& block = blocks_[db_[at]];
-      if (block.vertex == kPopped) continue;
-      const int64_t last = block.start + block.entries - 1;
-      const int64_t rest = block.weight - (block.entries - 1) * entry_weight_;
-      if (at == last && rest < entry_weight_ && rng.below((*draw)++, entry_weight_) >= rest) {
-        continue;
-      }
+      DashboardBlock& block = blocks_[db_[at]];
+      if (block.vertex == kPoppedWalker) continue;
+      const int64_t share = probe_share(block, at, entry_weight_);
+      if (share < entry_weight_ && rng.below((*draw)++, entry_weight_) >= share) continue;
       live_entries_ -= block.entries;
       const int64_t vertex = block.vertex;
-      block.vertex = kPopped;
+      block.vertex = kPoppedWalker;
       return vertex;
     }
   }
 
  private:
-  struct Block {
-    int64_t vertex, start, entries, weight;
-  };
-  static_assert(sizeof(Block) + sizeof(int64_t) <= kDashboardEntryBytes);
+  static_assert(sizeof(DashboardBlock) + sizeof(int64_t) <= kDashboardEntryBytes);
 
   // Moves the live blocks to DB's front in order (Algorithm 4, CLEANUP), renumbering them, and
   // grows DB to eta * (their entries + `room`), at least doubling it, when it is smaller: filled
@@ -92,19 +81,18 @@ class Dashboard {
   // clean up so often that the cleanups took a fifth of the sampler's time.
   void cleanup(int64_t room) {
     int64_t fill = 0, kept = 0;
-    for (const Block& block : blocks_) {
-      if (block.vertex == kPopped) continue;
+    for (const DashboardBlock& block : blocks_) {
+      if (block.vertex == kPoppedWalker) continue;
       // Blocks keep their order, so `fill` is at or before this block's start: the writes never
       // reach a live block not yet moved.
       std::fill_n(db_.begin() + fill, block.entries, kept);
-      blocks_[kept++] = Block{block.vertex, fill, block.entries, block.weight};
+      blocks_[kept++] = DashboardBlock{block.vertex, fill, block.entries, block.weight};
       fill += block.entries;
     }
     blocks_.resize(kept);
     fill_ = fill;
-    const auto needed = static_cast<int64_t>(std::ceil(eta_ * static_cast<double>(fill_ + room)));
-    if (needed > static_cast<int64_t>(db_.size())) {
-      const int64_t size = std::max<int64_t>(needed, 2 * static_cast<int64_t>(db_.size()));
+    const int64_t size = grown_capacity(static_cast<int64_t>(db_.size()), fill_, room, eta_);
+    if (size > static_cast<int64_t>(db_.size())) {
       // Walkers crowding a hub of an uncapped skewed graph can ask for eta * m times its entries.
       check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries, or lower eta)", size,
                         kDashboardEntryBytes, at::Device(at::kCPU));
@@ -113,7 +101,7 @@ class Dashboard {
   }
 
   std::vector<int64_t> db_;
-  std::vector<Block> blocks_;
+  std::vector<DashboardBlock> blocks_;
   int64_t fill_ = 0, live_entries_ = 0, entry_weight_ = 1;
   double eta_ = 0;  // the enlargement factor, set by reset
 };
@@ -160,55 +148,42 @@ class WalkerScan {
   int64_t total_ = 0, freed_ = -1;
 };
 
-// The call's inputs and outputs, and a sampler's start (its first frontier).
+// The popping weight of `vertex` (its in-degree, capped), or -1 with *bad_node set for a bad row.
 template <typename index_t>
-struct FrontierRun {
-  const int64_t* indptr;
-  const index_t* indices;
-  int64_t num_nodes, num_edges, frontier_size, moves, max_entries, entry_weight;
-  double eta;
-  uint64_t key;
-  int64_t initial_capacity;
-  int64_t *frontier, *popped, *added;
+int64_t weight_of(const FrontierView<index_t>& run, int64_t vertex, int64_t* bad_node) {
+  const int64_t weight = frontier_weight(run.indptr, vertex, run.num_edges, run.max_entries);
+  if (weight < 0) *bad_node = vertex;
+  return weight;
+}
 
-  // The popping weight of `vertex` (its in-degree, capped), or -1 with *bad_node set for a bad
-  // row.
-  int64_t weight_of(int64_t vertex, int64_t* bad_node) const {
-    const int64_t start = indptr[vertex], stop = indptr[vertex + 1];
-    if (!valid_adjacency(start, stop, num_edges)) {
-      *bad_node = vertex;
-      return -1;
-    }
-    const int64_t degree = stop - start;
-    return max_entries > 0 ? std::min(degree, max_entries) : degree;
+// Sampler s's first frontier, drawn from `rng` and added to `dashboard`; *draw becomes the
+// stream's next draw. Returns the FrontierFault, *bad_node the vertex at fault.
+template <typename index_t, typename Pop>
+int64_t start_sampler(const FrontierView<index_t>& run, int64_t s, RandomStream& rng,
+                      uint64_t* draw, Pop& dashboard, MemberBits& seen, int64_t* bad_node) {
+  const int64_t m = run.frontier_size;
+  int64_t* first = run.frontier + s * m;
+  // Floyd's draws 0 .. m-1, membership by a bit per vertex (empty before and after): a scan
+  // would cost O(m^2) for m walkers, and a hash set, an allocation and a probe per walker, made
+  // the first frontier about a fifth of a sampler's time at budget 2m on Slashdot.
+  int64_t recorded = 0;
+  draw_uniform_without_replacement(rng, run.num_nodes, m, first,
+                                   [&](const int64_t* chosen, int64_t drawn, int64_t pick) {
+                                     for (; recorded < drawn; ++recorded) {
+                                       seen.set(chosen[recorded]);
+                                     }
+                                     return seen.has(pick);
+                                   });
+  for (int64_t i = 0; i < m; ++i) seen.clear(first[i]);
+  *draw = static_cast<uint64_t>(m);
+  dashboard.reset(run.initial_capacity, run.entry_weight, run.eta);
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t weight = weight_of(run, first[i], bad_node);
+    if (weight < 0) return kBadFrontierRow;
+    dashboard.add(first[i], weight);
   }
-
-  // Sampler s's first frontier, drawn from `rng` and added to `dashboard`; *draw becomes the
-  // stream's next draw. Returns the FrontierFault, *bad_node the vertex at fault.
-  template <typename Pop>
-  int64_t start(int64_t s, RandomStream& rng, uint64_t* draw, Pop& dashboard, MemberBits& seen,
-                int64_t* bad_node) const {
-    int64_t* first = frontier + s * frontier_size;
-    // Floyd's draws 0 .. m-1, membership by a bit per vertex (empty before and after): a scan
-    // would cost O(m^2) for m walkers, and a hash set, an allocation and a probe per walker, made
-    // the first frontier about a fifth of a sampler's time at budget 2m on Slashdot.
-    int64_t recorded = 0;
-    draw_uniform_without_replacement(rng, num_nodes, frontier_size, first,
-                                     [&](const int64_t* chosen, int64_t m, int64_t pick) {
-                                       for (; recorded < m; ++recorded) seen.set(chosen[recorded]);
-                                       return seen.has(pick);
-                                     });
-    for (int64_t i = 0; i < frontier_size; ++i) seen.clear(first[i]);
-    *draw = static_cast<uint64_t>(frontier_size);
-    dashboard.reset(initial_capacity, entry_weight, eta);
-    for (int64_t i = 0; i < frontier_size; ++i) {
-      const int64_t weight = weight_of(first[i], bad_node);
-      if (weight < 0) return kBadFrontierRow;
-      dashboard.add(first[i], weight);
-    }
-    return kNoFrontierFault;
-  }
-};
+  return kNoFrontierFault;
+}
 
 // A sampler in flight and its move under way: the walker popped (`u`), then the in-edge slot
 // drawn for it, then the in-neighbor it moves to (`v`).
@@ -240,7 +215,7 @@ int64_t samplers_in_flight(int64_t pop_bytes) {
 template <typename index_t, typename Pop>
 class SamplerBatch {
  public:
-  SamplerBatch(const FrontierRun<index_t>& run, int64_t* bad_nodes,
+  SamplerBatch(const FrontierView<index_t>& run, int64_t* bad_nodes,
                std::atomic<int64_t>& first_fault)
       : run_(run), bad_nodes_(bad_nodes), first_fault_(first_fault), seen_(run.num_nodes) {}
 
@@ -253,8 +228,8 @@ class SamplerBatch {
       sampler.s = s;
       sampler.rng = RandomStream(run_.key, static_cast<uint64_t>(s));
       sampler.live = true;
-      const int64_t code =
-          run_.start(s, sampler.rng, &sampler.draw, sampler.dashboard, seen_, &bad_nodes_[s]);
+      const int64_t code = start_sampler(run_, s, sampler.rng, &sampler.draw, sampler.dashboard,
+                                         seen_, &bad_nodes_[s]);
       if (code != kNoFrontierFault) fault(sampler, code);
     }
     for (int64_t k = 0; k < run_.moves && live_ > 0; ++k) {
@@ -317,7 +292,7 @@ class SamplerBatch {
 
   void add_neighbor(Sampler<Pop>& sampler, int64_t k) {
     if (!sampler.live) return;
-    const int64_t weight = run_.weight_of(sampler.v, &bad_nodes_[sampler.s]);
+    const int64_t weight = weight_of(run_, sampler.v, &bad_nodes_[sampler.s]);
     if (weight < 0) {
       fault(sampler, kBadFrontierRow);
       return;
@@ -327,7 +302,7 @@ class SamplerBatch {
     *added(sampler.s, k) = sampler.v;
   }
 
-  const FrontierRun<index_t>& run_;
+  const FrontierView<index_t>& run_;
   int64_t* bad_nodes_;
   std::atomic<int64_t>& first_fault_;
   MemberBits seen_;  // a first frontier's vertices while it is drawn
@@ -335,66 +310,38 @@ class SamplerBatch {
   int64_t live_ = 0;
 };
 
-FrontierResult frontier_sample_cpu(const at::Tensor& indptr, const at::Tensor& indices,
-                                   int64_t num_subgraphs, int64_t frontier_size, int64_t budget,
-                                   double eta, int64_t max_entries, c10::string_view pop_method,
-                                   int64_t seed, int64_t entry_weight) {
-  const std::string pop = as_string(pop_method);
-  check_frontier_sample_inputs(indptr, indices, num_subgraphs, frontier_size, budget, eta,
-                               max_entries, pop, entry_weight);
-  const int64_t moves = budget - frontier_size, num_nodes = indptr.numel() - 1;
-  const auto options = indptr.options();
-  at::Tensor frontier = empty_for_write({num_subgraphs, frontier_size}, options);
-  at::Tensor popped = empty_for_write({num_subgraphs, moves}, options);
-  at::Tensor added = empty_for_write({num_subgraphs, moves}, options);
-  if (num_subgraphs == 0) return {frontier, popped, added};
-  const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
-  FASTGL_CHECK(valid_offset_ends(indptr_c.data_ptr<int64_t>(), num_nodes, indices.numel()),
-               kFrontierOp, kBadIndptrError);
-  std::atomic<int64_t> first_fault{INT64_MAX};
-  std::vector<int64_t> bad_nodes(num_subgraphs, -1);
-  const int64_t weight =
-      resolve_entry_weight(num_nodes, indices.numel(), max_entries, entry_weight);
-  AT_DISPATCH_INDEX_TYPES(indices_c.scalar_type(), kFrontierOp, [&] {
-    const FrontierRun<index_t> run{
-        indptr_c.data_ptr<int64_t>(),
-        indices_c.data_ptr<index_t>(),
-        num_nodes,
-        indices.numel(),
-        frontier_size,
-        moves,
-        max_entries,
-        weight,
-        eta,
-        static_cast<uint64_t>(seed),
-        dashboard_capacity(num_nodes, indices.numel(), frontier_size, max_entries, eta, weight),
-        frontier.data_ptr<int64_t>(),
-        popped.data_ptr<int64_t>(),
-        added.data_ptr<int64_t>()};
-    auto sample_all = [&](auto pop, int64_t pop_bytes) {
+struct CpuFrontierSample {
+  template <typename index_t>
+  static FrontierFaultReport run(const FrontierView<index_t>& run, FrontierPop pop) {
+    if (!valid_offset_ends(run.indptr, run.num_nodes, run.num_edges)) {
+      return {kBadFrontierOffsetEnds, -1};
+    }
+    std::atomic<int64_t> first_fault{kNoFrontierFaultFound};
+    std::vector<int64_t> bad_nodes(run.num_subgraphs, -1);
+    auto sample_all = [&](auto pop_structure, int64_t pop_bytes) {
       const int64_t in_flight = samplers_in_flight(pop_bytes);
-      at::parallel_for(0, num_subgraphs, 1, [&](int64_t begin, int64_t end) {
-        SamplerBatch<index_t, decltype(pop)> batch(run, bad_nodes.data(), first_fault);
+      at::parallel_for(0, run.num_subgraphs, 1, [&](int64_t begin, int64_t end) {
+        SamplerBatch<index_t, decltype(pop_structure)> batch(run, bad_nodes.data(), first_fault);
         for (int64_t first = begin; first < end; first += in_flight) {
           batch.sample(first, std::min(end, first + in_flight));
         }
       });
     };
-    if (pop == "dashboard") {
+    if (pop == FrontierPop::kDashboard) {
       sample_all(Dashboard{}, run.initial_capacity * kDashboardEntryBytes);
-    } else {
-      sample_all(WalkerScan{}, frontier_size * 2 * int64_t{sizeof(int64_t)});  // vertex, weight
+    } else {  // vertex and weight per walker
+      sample_all(WalkerScan{}, run.frontier_size * 2 * int64_t{sizeof(int64_t)});
     }
-  });
-  const int64_t fault = first_fault.load();
-  if (fault != INT64_MAX) {
-    raise_frontier_fault(fault, bad_nodes[fault / kNumFrontierFaults], num_nodes);
+    const int64_t fault = first_fault.load();
+    if (fault == kNoFrontierFaultFound) return {};
+    return {fault, bad_nodes[fault / kNumFrontierFaults]};
   }
-  return {frontier, popped, added};
-}
+};
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("frontier_sample", &frontier_sample_cpu); }
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
+  m.impl("frontier_sample", &frontier_sample_entry<CpuFrontierSample>);
+}
 
 }  // namespace fastgl::sampling

@@ -21,19 +21,15 @@ namespace {
 using fastgl::cuda::blocks_for;
 using fastgl::cuda::global_thread_index;
 using fastgl::cuda::global_thread_stride;
+using fastgl::cuda::keep_smallest;
 using fastgl::cuda::kThreadsPerBlock;
 
 // A node holding this many walks in a step is worth a thread block that caches its row.
 constexpr int64_t kMinBlockTierWalks = 32;
 
-// Keeps the smallest encoded fault, which names the first bad walk whatever the scheduling.
-__device__ void keep_smallest_fault(int64_t* first_fault, int64_t encoded) {
-  atomicMin(reinterpret_cast<long long*>(first_fault), static_cast<long long>(encoded));
-}
-
 // A step's fault (0: none) of walk `walk`.
 __device__ void keep_first_fault(int64_t* first_fault, int64_t walk, int64_t fault) {
-  if (fault != 0) keep_smallest_fault(first_fault, encode_walk_fault(walk, fault));
+  if (fault != 0) keep_smallest(first_fault, encode_walk_fault(walk, fault));
 }
 
 // The rows' own checks cannot see offsets that start late or end early: checked once per call.
@@ -41,7 +37,7 @@ template <typename index_t, typename weight_t>
 __global__ void check_offset_ends_kernel(WalkView<index_t, weight_t> view, int64_t* first_fault) {
   // Not through keep_first_fault: kBadOffsetEnds is 0, which it reads as a step without fault.
   if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
-    keep_smallest_fault(first_fault, encode_walk_fault(0, kBadOffsetEnds));
+    keep_smallest(first_fault, encode_walk_fault(0, kBadOffsetEnds));
   }
 }
 
