@@ -122,6 +122,14 @@ def test_dashboards_that_outgrow_their_slot_run_again_alike():
         assert int((trace.added == 0).any(1).sum()) in reached
 
 
+def test_probes_past_a_warp_of_draws():
+    """On a ring (in-degree 1) an entry of weight 1024 keeps its walker with probability 1/1024:
+    most of a warp's 32 draws probe partial entries and reject them, including lane 31's, whose
+    keep-or-not draw is the next warp's first, and most rounds find no walker at all."""
+    ring = torch.tensor([[(i + 1) % 30 for i in range(30)], list(range(30))])
+    _assert_cuda_equals_cpu(CSCGraph.from_edge_index(ring, 30), 4, 3, 13, seed=11, unit=1024)
+
+
 def test_more_samplers_than_resident_blocks():
     """Thousands of samplers: each thread block runs many, one after the other, in one slot."""
     graph = CSCGraph.from_edge_index(random_edge_index(5000, 40_000, seed=2), 5000)

@@ -10,7 +10,8 @@
 // block keeps its samplers' Dashboards in a slot of a size fixed for the launch; a sampler whose
 // DB would outgrow it stops and is listed, and is run again, from its start (its draws are a
 // function of its index alone), in a launch with slots as big as the largest DB asked for. Each
-// launch costs one host synchronization, which also reads the first fault.
+// launch costs one host synchronization, which also reads the first fault (and a fault costs one
+// more, to read the vertex at fault).
 #include "common/cuda_utils.cuh"
 #include "sampling/dashboard.h"
 #include "sampling/frontier_sample.h"
@@ -29,8 +30,10 @@ constexpr int kWarpSize = 32;
 constexpr unsigned kWholeWarp = 0xffffffffu;
 
 // Thread blocks (samplers) resident at once per multiprocessor; the Dashboards' memory grows
-// with it.
+// with it, and a launch gives them at most 1 / kDashboardMemoryShare of the device's memory
+// (fewer blocks for bigger slots).
 constexpr int64_t kSamplersPerMultiprocessor = 8;
+constexpr int64_t kDashboardMemoryShare = 8;
 
 __device__ int lane() { return static_cast<int>(threadIdx.x); }  // a block is one warp
 
@@ -316,10 +319,15 @@ at::Tensor launch_samplers(const DeviceFrontierRun<index_t>& run, const at::Tens
                            int64_t num_samplers, int64_t slot_capacity, const at::Tensor& state,
                            at::Tensor* overflowed) {
   const auto options = state.options();
-  const int64_t grid =
-      std::min(num_samplers, multiprocessors(state.device()) * kSamplersPerMultiprocessor);
-  check_output_fits(kFrontierOp, "the samplers' Dashboards (cap max_entries, or lower eta)",
-                    grid * slot_capacity, kDashboardEntryBytes, state.device());
+  // Walkers crowding a hub of an uncapped skewed graph can ask for eta * m times its entries.
+  check_output_fits(kFrontierOp, "a sampler's Dashboard (cap max_entries, or lower eta)",
+                    slot_capacity, kDashboardEntryBytes, state.device());
+  const int64_t slot_bytes = slot_capacity * kDashboardEntryBytes;
+  const int64_t slots_that_fit =
+      device_memory_bytes(state.device()) / kDashboardMemoryShare / slot_bytes;
+  const int64_t grid = std::max<int64_t>(
+      1, std::min({num_samplers, multiprocessors(state.device()) * kSamplersPerMultiprocessor,
+                   slots_that_fit}));
   at::Tensor db = at::empty({grid * slot_capacity}, options);
   static_assert(sizeof(DashboardBlock) % sizeof(int64_t) == 0);
   constexpr int64_t kWordsPerBlock = sizeof(DashboardBlock) / sizeof(int64_t);
@@ -354,13 +362,20 @@ struct CudaFrontierSample {
       const at::Tensor read =
           launch_samplers(run, samplers, num_samplers, slot_capacity, state, &overflowed);
       const int64_t* host = read.data_ptr<int64_t>();
-      if (host[kOverflowed] == 0) {
-        const int64_t fault = host[kFirstFault];
+      const int64_t fault = host[kFirstFault];
+      num_samplers = host[kOverflowed];
+      samplers = overflowed.narrow(0, 0, num_samplers);
+      if (num_samplers > 0 && fault != kNoFrontierFaultFound) {
+        // Only a sampler before the first fault found can fault first: the others need not run
+        // again.
+        if (fault == kBadFrontierOffsetEnds) return {fault, -1};
+        samplers = samplers.masked_select(samplers < fault / kNumFrontierFaults);
+        num_samplers = samplers.numel();
+      }
+      if (num_samplers == 0) {
         if (fault == kNoFrontierFaultFound || fault == kBadFrontierOffsetEnds) return {fault, -1};
         return {fault, bad_nodes[fault / kNumFrontierFaults].item<int64_t>()};
       }
-      num_samplers = host[kOverflowed];
-      samplers = overflowed.narrow(0, 0, num_samplers);
       slot_capacity = std::max(host[kLargestAsked], 2 * slot_capacity);
     }
   }
