@@ -74,6 +74,27 @@ def test_freed_results_return_to_the_pool_and_empty_cache_frees_them(sampler):
     assert cached_bytes() == 0
 
 
+def test_induced_subgraph_outputs_come_from_the_pool():
+    """induced_subgraphs' row/col/eid (hundreds of MB at products scale) are pooled too: freed,
+    they go back to the pool; a live result keeps its buffers while later calls run."""
+    gen = torch.Generator().manual_seed(2)
+    graph = CSCGraph.from_edge_index(torch.randint(0, 50_000, (2, 1_000_000), generator=gen))
+    nodes = torch.cat([torch.randperm(50_000, generator=gen)[:20_000] for _ in range(2)])
+    ptr = torch.tensor([0, 20_000, 40_000])
+    first = graph.induced_subgraphs(nodes, ptr)
+    expected = [t.clone() for t in first]
+    gc.collect()
+    empty_cache()
+    second = graph.induced_subgraphs(nodes.flip(0), ptr)
+    held = cached_bytes()
+    in_use = sum(t.numel() * t.element_size() for t in second[:3])
+    assert in_use > 3 * 1_000_000  # each array well above the pool's 256 KB threshold
+    del second
+    assert cached_bytes() >= held + in_use
+    graph.induced_subgraphs(nodes, ptr)  # takes the freed buffers while `first` is alive
+    assert all(torch.equal(t, e) for t, e in zip(first, expected))
+
+
 # In a fresh process (no allocator history): the page faults of four identical sampler calls on
 # the sampler fixture's graph, on one thread (the counter follows the calling thread only).
 FAULTS_OF_REPEATED_CALLS = """

@@ -5,7 +5,7 @@
 
 #include "common/member_bits.h"
 #include "common/multiversion.h"
-#include "common/page_advice.h"
+#include "common/pooled_tensor.h"
 #include "idmap/id_map.h"
 
 #include <ATen/Parallel.h>
@@ -162,10 +162,12 @@ InducedResult induced_subgraphs_cpu(const at::Tensor& indptr, const at::Tensor& 
       }
     });
     for (int64_t s = 0; s < num_sets; ++s) edge_offsets[s + 1] += edge_offsets[s];
-    // 8 B per kept edge each: hundreds of MB a call on a products-scale graph.
-    row = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
-    col = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
-    edge = empty_huge_for_write({edge_offsets[num_sets]}, indptr.options());
+    // 8 B per kept edge each: hundreds of MB a call on a products-scale graph, whose fresh pages
+    // the kernel zeroed as they faulted in (a third of the call's time, and more as huge pages
+    // ran short): from the block pool, a call takes the pages of the last call's freed outputs.
+    row = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
+    col = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
+    edge = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
     at::parallel_for(0, num_sets, 1, [&](int64_t begin, int64_t end) {
       PositionTable table;
       MemberBits members(num_nodes);

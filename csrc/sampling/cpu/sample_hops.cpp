@@ -7,13 +7,13 @@
 #include "sampling/sample_hops.h"
 #include "common/block_pool.h"
 #include "common/ordered_pipeline.h"
+#include "common/pooled_tensor.h"
 #include "idmap/cpu/growing_id_map.h"
 #include "sampling/neighbor_draw.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -44,17 +44,6 @@ struct Csc {
 // the size of the last call's, and recycled they cost no page faults (block_pool.h). Resizing
 // leaves new elements uninitialized: edge arrays are sized first and then written in full.
 using Buffer = PooledVector<int64_t>;
-
-// A buffer handed to a tensor without a copy: the tensor owns it from then on.
-at::Tensor into_tensor(Buffer&& buffer, const at::TensorOptions& options) {
-  if (buffer.empty()) return at::empty({0}, options);
-  auto owner = std::make_unique<Buffer>(std::move(buffer));
-  Buffer* const data = owner.get();
-  at::Tensor tensor = at::from_blob(
-      data->data(), {static_cast<int64_t>(data->size())}, [data](void*) { delete data; }, options);
-  owner.release();  // the tensor's deleter frees it now
-  return tensor;
-}
 
 // What a window of batches has sampled so far, in the op's output layout: batch-major edges
 // (each batch's hop by hop) and nodes, and the per-batch counts.
