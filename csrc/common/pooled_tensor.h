@@ -25,8 +25,8 @@ inline at::Tensor into_tensor(PooledVector<int64_t>&& buffer, const at::TensorOp
 }
 
 // empty_huge_for_write's int64 output of `size` entries, from the pool: once the last call's
-// outputs are freed, the next call's take their pages, already resident (the advice and the
-// prefault then cost a check). Pages that are new come in as empty_huge_for_write's do.
+// outputs are freed, the next call's take their pages, already resident (the advice then costs a
+// system call, the prefault a check). Pages that are new come in as empty_huge_for_write's do.
 inline at::Tensor pooled_empty_for_write(int64_t size, const at::TensorOptions& options) {
   PooledVector<int64_t> buffer;
   buffer.resize(static_cast<size_t>(size));

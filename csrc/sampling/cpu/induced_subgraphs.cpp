@@ -165,9 +165,13 @@ InducedResult induced_subgraphs_cpu(const at::Tensor& indptr, const at::Tensor& 
     // 8 B per kept edge each: hundreds of MB a call on a products-scale graph, whose fresh pages
     // the kernel zeroed as they faulted in (a third of the call's time, and more as huge pages
     // ran short): from the block pool, a call takes the pages of the last call's freed outputs.
-    row = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
-    col = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
-    edge = pooled_empty_for_write(edge_offsets[num_sets], indptr.options());
+    // One block for the three: at products scale each would take a 512 MiB size class, and the
+    // pool keeps at most 1 GiB of free blocks.
+    const int64_t total = edge_offsets[num_sets];
+    const at::Tensor columns = pooled_empty_for_write(3 * total, indptr.options()).view({3, total});
+    row = columns[0];
+    col = columns[1];
+    edge = columns[2];
     at::parallel_for(0, num_sets, 1, [&](int64_t begin, int64_t end) {
       PositionTable table;
       MemberBits members(num_nodes);

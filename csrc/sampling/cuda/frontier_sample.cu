@@ -10,8 +10,8 @@
 // block keeps its samplers' Dashboards in a slot of a size fixed for the launch; a sampler whose
 // DB would outgrow it stops and is listed, and is run again, from its start (its draws are a
 // function of its index alone), in a launch with slots as big as the largest DB asked for. Each
-// launch costs one host synchronization, which also reads the first fault (and a fault costs one
-// more, to read the vertex at fault).
+// launch costs one host synchronization, which also reads the first fault (a fault costs up to two
+// more: to drop the samplers past it from a rerun, and to read the vertex at fault).
 #include "common/cuda_utils.cuh"
 #include "sampling/dashboard.h"
 #include "sampling/frontier_sample.h"
@@ -371,12 +371,15 @@ struct CudaFrontierSample {
         if (fault == kBadFrontierOffsetEnds) return {fault, -1};
         samplers = samplers.masked_select(samplers < fault / kNumFrontierFaults);
         num_samplers = samplers.numel();
+        // The largest DB asked for may be a dropped sampler's: the others' slots only double.
+        slot_capacity = 2 * slot_capacity;
+      } else {
+        slot_capacity = std::max(host[kLargestAsked], 2 * slot_capacity);
       }
       if (num_samplers == 0) {
         if (fault == kNoFrontierFaultFound || fault == kBadFrontierOffsetEnds) return {fault, -1};
         return {fault, bad_nodes[fault / kNumFrontierFaults].item<int64_t>()};
       }
-      slot_capacity = std::max(host[kLargestAsked], 2 * slot_capacity);
     }
   }
 };
