@@ -13,6 +13,7 @@ Usage::
 
     python -m benchmarks.subgraph                                   # R-MAT products, Slashdot
     python -m benchmarks.subgraph --graphs slashdot --budgets 4000 --thread-counts 2
+    python -m benchmarks.subgraph --device cuda --subgraphs 1024 --modes   # Dashboards on a GPU
 
 What is measured, in one run on the CPU:
 
@@ -27,7 +28,9 @@ What is measured, in one run on the CPU:
   paper's Dashboard: an entry per unit of degree) and ``scan`` (the baseline), for every thread
   count of
   ``--thread-counts``, each call once untimed and then ``--repeat`` interleaved timed rounds; the
-  median counts.
+  median counts. With ``--device cuda`` the Dashboards run on the GPU (a warp per sampler) and
+  the scan, which has no CUDA kernel, stays on the CPU as the baseline; each row names its
+  device.
 
 * GraphSAINT's modes (``--modes``): ``node`` (``--node-budget`` vertex draws), ``edge``
   (``--edge-budget`` edge draws) and ``walk`` (``--walk-roots`` walks of ``--walk-length``),
@@ -70,24 +73,27 @@ POPS = {"dashboard": ("dashboard", None), "paper": ("dashboard", 1), "scan": ("s
 MODES = ("node", "edge", "walk")
 
 
-def measure(graph: CSCGraph, budget: int, args) -> dict[str, dict]:
-    """The pops' rates at one budget (the trace only)."""
-    calls = {
-        name: (
-            lambda name=name: frontier_sample(
-                graph,
-                args.subgraphs,
-                args.frontier_size,
-                budget,
-                eta=args.eta,
-                max_entries=args.max_entries,
-                pop=POPS[name][0],
-                entry_weight=POPS[name][1],
-                generator=torch.Generator().manual_seed(args.seed),
-            )
+def pop_device(pop: str, args) -> torch.device:
+    """Where a pop runs: ``--device``, but the scan (CPU only) on the CPU."""
+    return torch.device("cpu") if POPS[pop][0] == "scan" else torch.device(args.device)
+
+
+def measure(graphs: dict[torch.device, CSCGraph], budget: int, args) -> dict[str, dict]:
+    """The pops' rates at one budget (the trace only), each pop on its device's graph."""
+    calls = {}
+    for name in args.pops:
+        device = pop_device(name, args)
+        calls[name] = lambda name=name, device=device: frontier_sample(
+            graphs[device],
+            args.subgraphs,
+            args.frontier_size,
+            budget,
+            eta=args.eta,
+            max_entries=args.max_entries,
+            pop=POPS[name][0],
+            entry_weight=POPS[name][1],
+            generator=torch.Generator(device).manual_seed(args.seed),
         )
-        for name in args.pops
-    }
     return measure_calls(calls, args, trace_vertices)
 
 
@@ -98,12 +104,13 @@ def trace_vertices(trace) -> int:
 
 def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
     rows = []
+    graphs = {device: graph.to(device) for device in {pop_device(pop, args) for pop in args.pops}}
     threads_before = torch.get_num_threads()
     try:
         for threads in args.thread_counts:
             torch.set_num_threads(threads)
             for budget in args.budgets:
-                results = measure(graph, budget, args)
+                results = measure(graphs, budget, args)
                 scan = results.get("scan", {}).get("subgraphs_per_s")
                 rates = ", ".join(f"{p} {r['subgraphs_per_s']:.1f}" for p, r in results.items())
                 print(
@@ -114,6 +121,7 @@ def rows_for(name: str, graph: CSCGraph, args) -> list[dict]:
                         graph=name,
                         budget=budget,
                         pop=pop,
+                        device=str(pop_device(pop, args)),
                         threads=threads,
                         subgraphs=args.subgraphs,
                         **r,
@@ -262,14 +270,20 @@ def parse_args(argv: Sequence[str] | None = None):
     parser.add_argument(
         "--data-dir", default=str(DEFAULT_DATA_DIR), help="folder holding snap_soc-Slashdot0902/"
     )
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where the frontier Dashboards run (the scan and GraphSAINT's samplers: the CPU)",
+    )
     harness.add_seed_and_out_arguments(parser, "graph and sampler seed", "subgraph-<device>.json")
-    parser.set_defaults(device="cpu")  # the sampler has no CUDA kernel yet
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
-    _, note, env = harness.start_run("subgraph", args)
+    device, note, env = harness.start_run("subgraph", args)
+    args.device = device.type  # the CPU, with a note, where no GPU is usable
     with_dgl = _dgl_version() is not None
     rows, saint, graphs, skipped = [], [], {}, []
     for name, graph in available_graphs(args, graphs, skipped):
@@ -278,9 +292,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
             rows += rows_for(name, csc, args)
         saint += saint_rows(name, csc, args, with_dgl)
         del csc
+    frontier_columns = columns(("pop", "pop"), ("vs_scan", "vs scan"))
+    frontier_columns.insert(3, ("device", "device", ""))
     harness.print_table(
         rows,
-        columns(("pop", "pop"), ("vs_scan", "vs scan")),
+        frontier_columns,
         title=f"Frontier sampler, m = {args.frontier_size}, {args.subgraphs} subgraphs a call, "
         f"eta = {args.eta}, median of {args.repeat} interleaved rounds",
     )
@@ -301,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "saint_rows": saint,
         "dgl": _dgl_version(),
     }
-    harness.save_results("subgraph", payload, torch.device("cpu"), args)
+    harness.save_results("subgraph", payload, device, args)
     return payload
 
 

@@ -261,6 +261,7 @@ def test_subgraph_benchmark_runs_and_writes_json(tmp_path):
     rows = {(r["budget"], r["pop"], r["threads"]): r for r in payload["rows"]}
     assert set(rows) == {(b, p, t) for b in (40, 80) for p in subgraph.POPS for t in (1, 2)}
     for (budget, pop, threads), row in rows.items():
+        assert row["device"] == "cpu"
         assert row["subgraphs_per_s"] == 3 / row["median_s"]
         assert 3 * 20 <= row["vertices"] <= 3 * budget
         scan = rows[budget, "scan", threads]["subgraphs_per_s"]

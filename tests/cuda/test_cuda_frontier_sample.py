@@ -191,3 +191,25 @@ def test_scan_is_cpu_only():
     graph = CSCGraph.from_edge_index(random_edge_index(50, 200, seed=1), 50).to("cuda")
     with pytest.raises(RuntimeError, match="frontier_sample: pop 'scan' .* runs on the CPU only"):
         torch.ops.fastgl.frontier_sample(graph.indptr, graph.indices, 2, 3, 9, 2.0, 0, "scan", 0, 0)
+
+
+def test_the_subgraph_benchmark_runs_the_dashboards_on_the_gpu(tmp_path):
+    """``--device cuda``: the Dashboards' rows on the GPU, the scan's (the baseline) on the CPU,
+    each with the same distinct vertices as a CPU run draws (the same samples)."""
+    from benchmarks import subgraph
+
+    common = (
+        "--graphs rmat-tiny --frontier-size 20 --budgets 60 --subgraphs 40 --repeat 1 --modes "
+        "--thread-counts 1"
+    )
+    on_gpu = subgraph.main(f"{common} --device cuda --out {tmp_path / 'gpu.json'}".split())
+    on_cpu = subgraph.main(f"{common} --out {tmp_path / 'cpu.json'}".split())
+    gpu_rows = {row["pop"]: row for row in on_gpu["rows"]}
+    cpu_rows = {row["pop"]: row for row in on_cpu["rows"]}
+    assert {pop: row["device"] for pop, row in gpu_rows.items()} == {
+        "dashboard": "cuda",
+        "paper": "cuda",
+        "scan": "cpu",
+    }
+    assert all(gpu_rows[pop]["vertices"] == cpu_rows[pop]["vertices"] for pop in cpu_rows)
+    assert on_gpu["environment"]["device"].startswith("cuda")
