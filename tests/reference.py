@@ -373,6 +373,15 @@ def star_edge_index(degree: int, center: int = 0, dtype: torch.dtype = torch.int
     return torch.stack([leaves, torch.full_like(leaves, center)]).to(dtype)
 
 
+def cycle_with_a_side_node(n=30):
+    """In-edge CSC of a cycle of ``n`` nodes (i+1 -> i), node n an in-neighbor of node 0 and of
+    itself (its one slot is ``n + 1``), and node n+1 with a self-loop: a walker reaches node n
+    only from node 0, so few samplers of a short run do."""
+    indices = [1, n] + [(i + 1) % n for i in range(1, n)] + [n, n + 1]
+    indptr = [0, 2] + [2 + i for i in range(1, n)] + [n + 2, n + 3]
+    return torch.tensor(indptr), torch.tensor(indices)
+
+
 def hub_edge_index(
     hub_degree: int = HUB_DEGREE,
     num_nodes: int = 1000,

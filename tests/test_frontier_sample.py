@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
     assert_chi_square_fits,
+    cycle_with_a_side_node,
     edge_index_strategy,
     frontier_sample_reference,
     hub_edge_index,
@@ -190,15 +191,6 @@ def test_large_dashboards_sample_one_at_a_time_alike():
         assert torch.equal(g, e), name
 
 
-def _cycle_with_a_side_node(n=30):
-    """In-edge CSC of a cycle of ``n`` nodes (i+1 -> i), node n an in-neighbor of node 0 and of
-    itself (its one slot is ``n + 1``), and node n+1 with a self-loop: a walker reaches node n
-    only from node 0, so few samplers of a short run do."""
-    indices = [1, n] + [(i + 1) % n for i in range(1, n)] + [n, n + 1]
-    indptr = [0, 2] + [2 + i for i in range(1, n)] + [n + 2, n + 3]
-    return torch.tensor(indptr), torch.tensor(indices)
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("fault", ["neighbor", "row"])
 def test_the_first_faulty_sampler_is_named_whatever_its_batch(fault, threads):
@@ -209,7 +201,7 @@ def test_the_first_faulty_sampler_is_named_whatever_its_batch(fault, threads):
     at either thread count), by a move, while another thread's first batch faults too (38, 45);
     the samplers before it run clean. (The backwards row also changes node 31's, which no
     sampler before 20 starts on.)"""
-    indptr, indices = _cycle_with_a_side_node()
+    indptr, indices = cycle_with_a_side_node()
     valid = raw(SimpleNamespace(indptr=indptr, indices=indices), 64, 1, 3, seed=1, pop="scan")
     # The samplers that read node 30's row, or its in-neighbor, in the valid graph.
     at_30 = "popped" if fault == "neighbor" else "added"

@@ -8,7 +8,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import edge_index_strategy, hub_edge_index, random_edge_index
+from reference import (
+    cycle_with_a_side_node,
+    edge_index_strategy,
+    hub_edge_index,
+    random_edge_index,
+)
 
 from fastgl import CSCGraph
 from fastgl.ops import FrontierTrace, frontier_sample
@@ -160,17 +165,9 @@ def test_the_wrapper_and_sampler_run_on_the_gpu():
     assert all(t.is_cuda for t in traced)
 
 
-def _cycle_with_a_side_node(n=30):
-    """The CPU test's graph: a cycle i+1 -> i, node n an in-neighbor of node 0 and of itself
-    (its slot is n + 1), node n+1 with a self-loop."""
-    indices = [1, n] + [(i + 1) % n for i in range(1, n)] + [n, n + 1]
-    indptr = [0, 2] + [2 + i for i in range(1, n)] + [n + 2, n + 3]
-    return torch.tensor(indptr), torch.tensor(indices)
-
-
 @pytest.mark.parametrize("fault", ["neighbor", "row", "ends"])
 def test_the_same_first_fault_as_the_cpu(fault):
-    indptr, indices = _cycle_with_a_side_node()
+    indptr, indices = cycle_with_a_side_node()
     if fault == "neighbor":
         indices[31] = 99
     elif fault == "row":
