@@ -23,16 +23,16 @@ __global__ void insert_kernel(DeviceTable table, const int64_t* keys, int64_t n,
       atomicOr(error_flags, kNegativeIdFlag);
       continue;
     }
-    const uint64_t slot = find_or_insert_slot(table, key);
-    const long long position = offset + i;
+    const int64_t slot = find_or_insert_slot(table, key);  // never kNoSlot: see insert_keys
+    const int64_t position = offset + i;
     if (keys_are_distinct) {
-      if (atomicMin(&table.first[slot], position) != kNoPosition) {
+      if (atomic_lower(table.first + slot, position) != kNoPosition) {
         atomicOr(error_flags, kDuplicatePrefixFlag);
       }
-    } else if (table.first[slot] > position) {  // only a smaller position can still win
-      atomicMin(&table.first[slot], position);
+    } else {
+      claim_position(table, slot, position);
     }
-    if (slot_of) slot_of[i] = static_cast<int64_t>(slot);
+    if (slot_of) slot_of[i] = slot;
   }
 }
 
