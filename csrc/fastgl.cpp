@@ -17,6 +17,12 @@ TORCH_LIBRARY(fastgl, m) {
       "sample_hops(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor seeds, "
       "Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, int seed) -> "
       "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
+  // Test-only: sample_hops' device engine run on the host (csrc/sampling/cpu/sample_hops_staged).
+  m.def(
+      "_sample_hops_staged(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, "
+      "Tensor seeds, Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, "
+      "int seed, int budget_bytes) -> "
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   m.def(
       "random_walk(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor starts, "
       "int length, "

@@ -379,6 +379,19 @@ def _slots_of_edge_ids(before, targets: Tensor, sources: Tensor, edge_ids: Tenso
     return None
 
 
+def sample_hops_staged(before, after, result) -> Fault:
+    """The device engine's host run returns the CPU kernel's sample, bit for bit, and passes
+    sample_hops' own invariants."""
+    call = {name: value for name, value in before.items() if name != "budget_bytes"}
+    try:
+        expected = torch.ops.fastgl.sample_hops(**call)
+    except (RuntimeError, ValueError) as error:
+        return f"the CPU kernel rejects a call the engine accepted: {error}"
+    if not all(torch.equal(got, want) for got, want in zip(result, expected)):
+        return "not the CPU kernel's sample"
+    return sample_hops(call, after, result)
+
+
 def sample_hops(before, after, result) -> Fault:
     nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree = result
     seeds, seed_ptr, indptr = before["seeds"], before["seed_ptr"], before["indptr"]

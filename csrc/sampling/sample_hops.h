@@ -74,12 +74,14 @@ inline void check_sample_hops_inputs(const at::Tensor& indptr, const at::Tensor&
   check_same_device(op, "seeds", seeds, "indptr", indptr);
   check_dim(op, "seed_ptr", seed_ptr, 1);
   check_dtype(op, "seed_ptr", seed_ptr, at::kLong);
-  check_same_device(op, "seed_ptr", seed_ptr, "indptr", indptr);
+  // Read on the host by both backends: a CPU seed_ptr spares a CUDA call that read.
+  if (!seed_ptr.device().is_cpu()) check_same_device(op, "seed_ptr", seed_ptr, "indptr", indptr);
   FASTGL_CHECK(seed_ptr.numel() >= 1, op, "seed_ptr must have num_batches + 1 >= 1 entries");
   FASTGL_CHECK(seed_ptr.numel() - 1 < (int64_t{1} << (63 - kBatchStreamShift)), op,
                "too many batches in one call: ", seed_ptr.numel() - 1);
   for (int64_t fanout : cfg.fanouts) check_fanout(op, fanout);
-  check_ids_in_range(op, "seeds", seeds, indptr.numel() - 1);
+  // The seeds' values are the backends' to check: the CPU kernel scans them up front, the device
+  // engine (hop_engine.h) as it inserts them, with no read-back.
 }
 
 // seed_ptr (read on the host) must run from 0 to len(seeds) without decreasing; in disjoint
@@ -129,6 +131,32 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
           seeds.to(at::kLong).contiguous(),
           seed_ptr.contiguous(),
           std::move(seed_offsets)};
+}
+
+// The graph's arrays as both backends' kernels read them (the device engine's stages on the
+// host and the device alike).
+template <typename index_t, typename weight_t>
+struct Csc {
+  const int64_t* col_start;
+  const index_t* source;
+  const weight_t* weight;  // null when unweighted
+  const int64_t* eid;      // null: an edge's id is its slot
+  int64_t num_nodes, num_edges;
+
+  // The weights of the in-edges from CSC slot `start` on (null when unweighted).
+  C10_HOST_DEVICE const weight_t* weight_from(int64_t start) const {
+    return weight ? weight + start : nullptr;
+  }
+};
+
+template <typename index_t, typename weight_t>
+Csc<index_t, weight_t> csc_of(const HopsInputs& in) {
+  return {in.indptr.data_ptr<int64_t>(),
+          in.indices.data_ptr<index_t>(),
+          in.weight.defined() ? in.weight.data_ptr<weight_t>() : nullptr,
+          in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
+          in.indptr.numel() - 1,
+          in.indices.numel()};
 }
 
 // The op's entry point, shared by the backends: the checked, contiguous inputs on their device

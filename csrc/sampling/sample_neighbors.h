@@ -144,13 +144,4 @@ SampleResult sample_neighbors_entry(const at::Tensor& indptr, const at::Tensor& 
   });
 }
 
-#ifdef FASTGL_WITH_CUDA
-// The transit-parallel CUDA engine for other ops: pair p draws from Philox stream streams[p]
-// (int64 [P], read as unsigned). Inputs are contiguous and checked by the caller (transits in
-// range, draws countable); `weight` is undefined when unweighted; errors name `op`.
-SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
-                               const at::Tensor& weight, const at::Tensor& transits,
-                               const at::Tensor& streams, const DrawConfig& cfg);
-#endif
-
 }  // namespace fastgl::sampling

@@ -28,18 +28,6 @@ constexpr int64_t kPairGrain = 256;
 // lines are still there when used.
 constexpr int64_t kPrefetchDistance = 16;
 
-template <typename index_t, typename weight_t>
-struct Csc {
-  const int64_t* col_start;
-  const index_t* source;
-  const weight_t* weight;  // null when unweighted
-  const int64_t* eid;      // null: an edge's id is its slot
-  int64_t num_nodes, num_edges;
-
-  // The weights of the in-edges from CSC slot `start` on (null when unweighted).
-  const weight_t* weight_from(int64_t start) const { return weight ? weight + start : nullptr; }
-};
-
 // The window's arrays and a hop's scratch come from the block pool: a sampler call's buffers are
 // the size of the last call's, and recycled they cost no page faults (block_pool.h). Resizing
 // leaves new elements uninitialized: edge arrays are sized first and then written in full.
@@ -252,16 +240,11 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
 
 struct CpuSampleHops {
   static HopsResult run(const HopsInputs& in) {
+    check_ids_in_range(kHopsOp, "seeds", in.seeds, in.indptr.numel() - 1);
     return dispatch_csc_types(in.indices, in.weight, [&](auto index_tag, auto weight_ptr) {
       using index_t = decltype(index_tag);
       using weight_t = std::remove_const_t<std::remove_pointer_t<decltype(weight_ptr)>>;
-      const Csc<index_t, weight_t> g{in.indptr.data_ptr<int64_t>(),
-                                     in.indices.data_ptr<index_t>(),
-                                     weight_ptr,
-                                     in.eid.defined() ? in.eid.data_ptr<int64_t>() : nullptr,
-                                     in.indptr.numel() - 1,
-                                     in.indices.numel()};
-      return sample_hops_typed(g, in.seeds, in.seed_offsets, in.cfg);
+      return sample_hops_typed(csc_of<index_t, weight_t>(in), in.seeds, in.seed_offsets, in.cfg);
     });
   }
 };

@@ -27,7 +27,6 @@ struct GraphView {
 };
 
 struct PairOutput {
-  const uint64_t* stream;  // Philox stream of each pair; null: pair p draws from stream p
   const int64_t* ptr;
   int64_t* neighbor;
   int64_t* edge_pos;
@@ -63,8 +62,7 @@ __device__ void emit_pair(const DrawConfig& cfg, int64_t p, int64_t start, int64
                           const index_t* source, const weight_t* weight, PairOutput out) {
   const int64_t first = out.ptr[p], count = out.ptr[p + 1] - first;
   int64_t* offsets = out.edge_pos + first;
-  const uint64_t stream = out.stream ? out.stream[p] : static_cast<uint64_t>(p);
-  draw_neighbor_offsets(cfg, stream, weight, degree, count, offsets);
+  draw_neighbor_offsets(cfg, static_cast<uint64_t>(p), weight, degree, count, offsets);
   for (int64_t j = 0; j < count; ++j) {
     const int64_t offset = offsets[j];
     out.neighbor[first + j] = static_cast<int64_t>(source[offset]);
@@ -121,7 +119,7 @@ __global__ void sample_block_per_transit_kernel(GraphView<index_t, weight_t> g,
 template <typename index_t, typename weight_t>
 SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
                           const at::Tensor& indices, const at::Tensor& transits,
-                          const DrawConfig& cfg, const uint64_t* streams, const char* op) {
+                          const DrawConfig& cfg, const char* op) {
   const int64_t num_pairs = transits.numel();
   const GraphView<index_t, weight_t> g{indptr.data_ptr<int64_t>(), indices.data_ptr<index_t>(),
                                        weight};
@@ -150,7 +148,7 @@ SampleResult sample_typed(const weight_t* weight, const at::Tensor& indptr,
 
   const TransitSchedule schedule =
       schedule_by_transit(transits, kMinBlockTierPairs, kThreadsPerBlock);
-  const PairOutput out{streams, ptr.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>(),
+  const PairOutput out{ptr.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>(),
                        edge_pos.data_ptr<int64_t>()};
   const int64_t thread_tier_pairs = schedule.thread_tier.numel();
   if (thread_tier_pairs > 0) {
@@ -175,8 +173,7 @@ struct CudaSampleNeighbors {
                           const at::Tensor& indices, const at::Tensor& transits,
                           const DrawConfig& cfg) {
     constexpr const char* op = "sample_neighbors";
-    SampleResult result =
-        sample_typed<index_t>(weight, indptr, indices, transits, cfg, nullptr, op);
+    SampleResult result = sample_typed<index_t>(weight, indptr, indices, transits, cfg, op);
     // The neighbors came from `indices`, which only the rows read were checked for: one
     // reduction over the output, unless `indices` is known to be in range.
     if (!ids_known_below(indices, indptr.numel() - 1)) {
@@ -187,17 +184,6 @@ struct CudaSampleNeighbors {
 };
 
 }  // namespace
-
-SampleResult sample_pairs_cuda(const char* op, const at::Tensor& indptr, const at::Tensor& indices,
-                               const at::Tensor& weight, const at::Tensor& transits,
-                               const at::Tensor& streams, const DrawConfig& cfg) {
-  const c10::cuda::CUDAGuard device_guard(indptr.device());
-  const auto* stream_ptr = reinterpret_cast<const uint64_t*>(streams.data_ptr<int64_t>());
-  return dispatch_csc_types(indices, weight, [&](auto index_tag, auto weight_ptr) {
-    return sample_typed<decltype(index_tag)>(weight_ptr, indptr, indices, transits, cfg, stream_ptr,
-                                             op);
-  });
-}
 
 TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
   m.impl("sample_neighbors", &sample_neighbors_entry<CudaSampleNeighbors>);

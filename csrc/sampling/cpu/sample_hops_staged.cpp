@@ -1,0 +1,58 @@
+// The host harness of the device sampling engine (hop_engine.h), for tests: the CUDA backend's
+// stages, index ranges and stage order run on CPU threads, with real atomics on the node table,
+// and the CUDA library scan replaced by a sequential one. Its samples must equal the CPU
+// kernel's (tests/test_hop_engine.py), so the GPU's first run of the engine finds tuning
+// problems, not logic bugs (DESIGN.md §7). Registered as the test-only op
+// fastgl::_sample_hops_staged, which takes sample_hops' arguments and the engine's memory
+// budget (0: every hop waits for its exact size, the path fanout -1 takes).
+#include "sampling/hop_engine.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+namespace fastgl::sampling {
+namespace {
+
+// Indices per task: small, so that even the tests' small levels run on several threads at once.
+constexpr int64_t kHarnessGrain = 4;
+
+struct HostExec {
+  at::TensorOptions options() const { return at::TensorOptions().dtype(at::kLong); }
+
+  template <typename Stage>
+  void for_each(int64_t n, const Stage& stage) const {
+    at::parallel_for(0, n, kHarnessGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) stage(i);
+    });
+  }
+
+  template <typename Stage>
+  void single(const Stage& stage) const {
+    stage(0);
+  }
+
+  void exclusive_scan(const int64_t* in, int64_t* out, int64_t n) const {
+    out[0] = 0;
+    for (int64_t i = 0; i < n; ++i) out[i + 1] = out[i] + in[i];
+  }
+
+  at::Tensor upload(const at::Tensor& host) const { return host; }
+  at::Tensor read(const at::Tensor& t) const { return t.contiguous(); }
+};
+
+HopsResult sample_hops_staged(const at::Tensor& indptr, const at::Tensor& indices,
+                              const c10::optional<at::Tensor>& weight,
+                              const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
+                              const at::Tensor& seed_ptr, at::IntArrayRef fanouts, bool replace,
+                              bool layerwise, bool disjoint, int64_t seed, int64_t budget_bytes) {
+  const HopsInputs inputs = prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr,
+                                                fanouts, replace, layerwise, disjoint, seed);
+  HostExec exec;
+  return hops::run_hop_engine(inputs, exec, budget_bytes);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("_sample_hops_staged", &sample_hops_staged); }
+
+}  // namespace fastgl::sampling
