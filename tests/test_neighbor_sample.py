@@ -1037,3 +1037,20 @@ def test_disjoint_matches_plain_sampling_for_one_seed():
 def test_generator_must_be_a_torch_generator(small_graph):
     with pytest.raises(TypeError, match="neighbor_sample: generator must be a torch.Generator"):
         fastgl.sampling.neighbor_sample(small_graph, torch.tensor([0]), [1], generator=5)
+
+
+def test_the_device_engines_seed_faults_read_as_the_cpu_check():
+    """On CUDA the op reports a bad seed (no read-back up front); the sampler raises it as the
+    ValueError the CPU path's check raises, and lets every other error through."""
+    from fastgl.sampling.neighbor import raise_seed_fault
+
+    for seed, problem in (("-3", "is negative"), ("9", "out of range for a graph of 5 nodes")):
+        fault = RuntimeError(f"sample_hops: seeds id {seed} {problem}")
+        expected = f"^neighbor_sample: seed id {seed} out of range for a graph of 5 nodes$"
+        with pytest.raises(ValueError, match=expected):
+            raise_seed_fault(fault, 5)
+    raise_seed_fault(RuntimeError("sample_hops: indices id 9 out of range"), 5)
+    with pytest.raises(ValueError, match="seed id 2 out of range"):
+        NeighborSampler(CSCGraph.from_edge_index(torch.tensor([[0], [1]])), [1]).sample(
+            torch.tensor([2])
+        )

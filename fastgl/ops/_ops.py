@@ -4,7 +4,8 @@ A wrapper has its op's name and takes the op's arguments in the schema's order
 (``csrc/fastgl.cpp``); the functions follow the schemas' order too. Ops without a wrapper are the
 backward ops (halves of a gradient, called by autograd: ``edge_softmax_backward`` below,
 ``spmm_max_backward_x`` and ``spmm_max_backward_weight`` by :mod:`fastgl.nn.functional`) and the
-internal ``_transit_schedule`` (exposed for tests); they stay reachable as ``torch.ops.fastgl.*``.
+internal ``_transit_schedule`` and ``_sample_hops_staged`` (exposed for tests); they stay
+reachable as ``torch.ops.fastgl.*``.
 
 These are the building blocks; most users want :func:`fastgl.sampling.neighbor_sample` or the
 samplers in :mod:`fastgl.sampling`, and :mod:`fastgl.nn.functional` for message passing.
@@ -179,7 +180,8 @@ def sample_hops(
     """Every hop of neighbor sampling for a window of batches, each hop one fused compiled pass
     that draws, relabels (FastGL's Fused-Map) and gathers edge ids.
 
-    Batch ``b`` grows from ``seeds[seed_ptr[b]:seed_ptr[b+1]]``. Its nodes get local ids: the
+    Batch ``b`` grows from ``seeds[seed_ptr[b]:seed_ptr[b+1]]`` (``seed_ptr`` on the CPU, or on
+    the graph's device at the cost of one read-back). Its nodes get local ids: the
     distinct seeds, then the nodes new at each hop, in first-occurrence order. At hop ``h`` each
     node new at hop ``h-1`` (every node so far with ``layerwise=True``, DGL's semantics) draws
     ``fanouts[h]`` in-edges as :func:`sample_neighbors` would (with ``weight``, or uniformly for
@@ -188,7 +190,8 @@ def sample_hops(
     ``disjoint=True`` grows one tree per seed.
 
     Returns:
-        a :class:`HopsSample`, batch-major: ``nodes`` (graph ids), ``node_counts [B, L+1]``,
+        a :class:`HopsSample`, batch-major: ``nodes`` (graph ids), ``node_counts [B, L+1]``
+        (on the CPU whatever the device, as ``edge_counts``: a CUDA call reads them back once),
         ``row``/``col`` (local source and target of every drawn edge), ``edge_ids`` (``eid`` of
         each edge's CSC slot, or the slot when ``eid`` is ``None``), ``edge_counts [B, L]``,
         ``seed_local`` (local id of every seed), ``in_degrees`` (of every node in the graph) and
@@ -230,15 +233,23 @@ def _sample_hops_fake(
     nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
     edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
     tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
+    # The counts come back on the host on every device (one read-back sizes the outputs).
+    counts = [torch.empty(num_batches, n, dtype=torch.int64) for n in (num_hops + 1, num_hops)]
     return (
         nodes,
-        seeds.new_empty(num_batches, num_hops + 1, dtype=torch.int64),
+        counts[0],
         *edges,
-        seeds.new_empty(num_batches, num_hops, dtype=torch.int64),
+        counts[1],
         seeds.new_empty(seeds.shape[0], dtype=torch.int64),
         torch.empty_like(nodes),
         tree,
     )
+
+
+@register_fake("fastgl::_sample_hops_staged")
+def _sample_hops_staged_fake(*args):
+    # sample_hops' arguments, then the engine's memory budget: the outputs are sample_hops'.
+    return _sample_hops_fake(*args[:-1])
 
 
 def random_walk(

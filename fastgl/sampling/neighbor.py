@@ -1,6 +1,7 @@
 """Multi-hop neighbor sampling on a CSCGraph, one mini-batch or many at once."""
 
 import operator
+import re
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -85,6 +86,10 @@ class NeighborSampler:
         return _sample_batches(self, seed_batches, key)
 
     def _check_seeds(self, seeds: Tensor) -> Tensor:
+        if self.graph.device.type == "cuda":
+            # The op checks each seed as its kernel inserts it: no read-back here.
+            check_id_tensor("neighbor_sample", "seeds", seeds, self.graph.device)
+            return seeds.to(torch.int64)
         return checked_seeds("neighbor_sample", self.graph, seeds)
 
 
@@ -149,6 +154,21 @@ def checked_seeds(where: str, graph: CSCGraph, seeds: Tensor) -> Tensor:
                 f"{where}: seed id {bad} out of range for a graph of {graph.num_nodes} nodes"
             )
     return seeds.to(torch.int64)
+
+
+_SEED_FAULT = re.compile(r"^sample_hops: seeds id (-?\d+) ")
+
+
+def raise_seed_fault(error: RuntimeError, num_nodes: int) -> None:
+    """On CUDA the op checks the seeds as its kernel inserts them (a read-back up front would
+    cost a synchronization); its error about a seed is raised as the ``ValueError`` that
+    :func:`checked_seeds` raises on the CPU, so both devices fail alike. Other errors pass."""
+    match = _SEED_FAULT.match(str(error))
+    if match:
+        raise ValueError(
+            f"neighbor_sample: seed id {match.group(1)} out of range for a graph of "
+            f"{num_nodes} nodes"
+        ) from None
 
 
 def check_id_tensor(where: str, what: str, ids: Tensor, device: torch.device) -> None:
@@ -224,19 +244,23 @@ def _sample_batches(
     outputs are cut into one subgraph per batch."""
     graph = sampler.graph
     sizes = [s.numel() for s in seed_batches]
-    seed_ptr = torch.tensor([0] + sizes, device=graph.device).cumsum(0)
-    out = sample_hops(
-        graph.indptr,
-        graph.indices,
-        graph.weight if sampler.weighted else None,
-        graph.eid,
-        torch.cat(seed_batches),
-        seed_ptr,
-        sampler.fanouts,
-        replace=sampler.replace,
-        disjoint=sampler.disjoint,
-        seed=key,
-    )
+    seed_ptr = torch.tensor([0] + sizes).cumsum(0)  # on the host: the op reads it there
+    try:
+        out = sample_hops(
+            graph.indptr,
+            graph.indices,
+            graph.weight if sampler.weighted else None,
+            graph.eid,
+            torch.cat(seed_batches),
+            seed_ptr,
+            sampler.fanouts,
+            replace=sampler.replace,
+            disjoint=sampler.disjoint,
+            seed=key,
+        )
+    except RuntimeError as error:
+        raise_seed_fault(error, graph.num_nodes)
+        raise
     node_counts, edge_counts = out.node_counts.tolist(), out.edge_counts.tolist()
     node_sizes, edge_sizes = [sum(c) for c in node_counts], [sum(c) for c in edge_counts]
     per_node = [t.split(node_sizes) for t in (out.nodes, out.in_degrees)]

@@ -190,7 +190,7 @@ class NeighborSampler(BlockSampler):
                 weight,
                 csc.eid,
                 seeds,
-                torch.tensor([0, seeds.numel()], device=device),
+                torch.tensor([0, seeds.numel()]),  # read on the host: no copy back
                 hop_fanouts,
                 replace=self.replace,
                 layerwise=True,

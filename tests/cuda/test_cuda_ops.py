@@ -17,6 +17,7 @@ from reference import (
     random_weights,
 )
 
+from benchmarks.syncs import count_syncs
 from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import csc_from_coo, id_map, sample_hops, sample_neighbors
 from fastgl.sampling import neighbor_sample
@@ -203,7 +204,9 @@ def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
                 for g in (cpu, gpu)
             ]
             for name, r, c in zip(outs[0]._fields, *outs):
-                assert c.is_cuda and torch.equal(c.cpu(), r), (name, replace, eid)
+                # The counts come back on the host, read with the call's one synchronization.
+                on_host = name in ("node_counts", "edge_counts")
+                assert c.is_cuda != on_host and torch.equal(c.cpu(), r), (name, replace, eid)
 
 
 def test_sample_hops_cuda_bad_input_raises_not_crashes():
@@ -214,10 +217,64 @@ def test_sample_hops_cuda_bad_input_raises_not_crashes():
         sample_hops(gpu.indptr, broken, None, None, seeds, seed_ptr, [2, 2])
     with pytest.raises(RuntimeError, match="sample_hops: indptr is not a valid CSC"):
         sample_hops(gpu.indptr.flip(0), gpu.indices, None, None, seeds, seed_ptr, [2])
-    with pytest.raises(RuntimeError, match="sample_hops: seed_ptr is on cpu"):
-        sample_hops(gpu.indptr, gpu.indices, None, None, seeds, seed_ptr.cpu(), [2])
+    with pytest.raises(RuntimeError, match="sample_hops: seeds id 5000 out of range for a graph"):
+        sample_hops(gpu.indptr, gpu.indices, None, None, seeds + NUM_NODES, seed_ptr, [2])
+    with pytest.raises(RuntimeError, match="sample_hops: seeds id -1 is negative"):
+        sample_hops(gpu.indptr, gpu.indices, None, None, seeds - 1, seed_ptr, [2])
     with pytest.raises(RuntimeError, match="sample_hops: 1 transits drawing up to"):
         sample_hops(gpu.indptr, gpu.indices, None, None, seeds, seed_ptr, [2**62], replace=True)
+    with pytest.raises(RuntimeError, match="sample_hops: 1 transits drawing up to"):
+        sample_hops(gpu.indptr, gpu.indices, None, None, seeds, seed_ptr, [-1, 2**62], replace=True)
+    torch.cuda.synchronize()  # no asynchronous error left behind
+
+
+def test_sample_hops_cuda_takes_seed_ptr_on_the_host():
+    """seed_ptr is read on the host: on the CPU it costs no read-back, on the device one."""
+    _, _, _, gpu = _graph(torch.int64, None)
+    seeds = torch.randint(0, NUM_NODES, (50,), generator=_gen(6)).cuda()
+    seed_ptr = torch.tensor([0, 20, 50])
+    args = (gpu.indptr, gpu.indices, None, None, seeds)
+    on_host = sample_hops(*args, seed_ptr, [5, 5], seed=3)
+    on_device = sample_hops(*args, seed_ptr.cuda(), [5, 5], seed=3)
+    for name, a, b in zip(on_host._fields, on_host, on_device):
+        assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize("layerwise,disjoint", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sample_hops_cuda_synchronizes_once_per_call(weighted, layerwise, disjoint):
+    """Bounded fanouts: the whole call waits once, for its counts and fault word; a fanout of -1
+    adds one wait for that hop's size (DGL's pattern)."""
+    _, _, _, gpu = _graph(torch.int64, torch.float32 if weighted else None)
+    seeds = torch.randint(0, NUM_NODES, (1024,), generator=_gen(7)).cuda()
+    seed_ptr = torch.tensor([0, 512, 1024])
+
+    def call(fanouts):
+        return lambda: sample_hops(
+            gpu.indptr,
+            gpu.indices,
+            gpu.weight,
+            None,
+            seeds,
+            seed_ptr,
+            fanouts,
+            layerwise=layerwise,
+            disjoint=disjoint,
+            seed=11,
+        )
+
+    assert count_syncs(call([3, 2] if layerwise else [15, 10, 5])) == 1
+    assert count_syncs(call([3, -1] if layerwise else [15, -1, 5])) == 2
+
+
+def test_neighbor_sampler_cuda_synchronizes_once_per_window():
+    """The sampler's Python side reads nothing from the device: its key comes from the CUDA
+    generator's host state, seed_ptr is built on the host, the counts come back on the host."""
+    _, _, _, gpu = _graph(torch.int64, None)
+    sampler = NeighborSampler(gpu, [15, 10, 5])
+    batches = list(torch.randint(0, NUM_NODES, (8, 1024), generator=_gen(8)).cuda().unbind())
+    assert count_syncs(lambda: sampler.sample(batches[0])) == 1
+    assert count_syncs(lambda: sampler.sample_batches(batches)) == 1
 
 
 def test_neighbor_sampler_cuda_generator():
