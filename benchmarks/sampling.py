@@ -30,7 +30,9 @@ says so in the result, when no GPU is usable):
     frontier's total degree, not the fanout;
 
 * ``fastgl-batched``: ``sample_batches`` on B = 1, 8, 32 batches of 1024 seeds, edges/s over all
-  batches, against ``torch`` at batch 1024.
+  batches, against ``torch`` at batch 1024;
+* on a GPU, per call of every method: its host synchronizations and kernel launches
+  (``benchmarks/device_counts.py``), counted outside the timed rounds.
 
 Every method's first sample at every size is checked before timing (edges exist, each frontier
 node got ``min(degree, fanout)`` distinct in-edges, the node layout of docs/contracts.md), so the
@@ -52,6 +54,7 @@ import torch
 from torch import Tensor
 
 from benchmarks import harness
+from benchmarks.device_counts import count_kernels, count_syncs
 from fastgl import CSCGraph, NeighborSampler, SampledSubgraph
 from fastgl.data.rmat import RMAT_PRESETS, rmat_edge_index
 
@@ -303,7 +306,8 @@ def _measure_interleaved(cases: list[dict], args, device) -> list[dict]:
     rows = []
     for case in cases:
         rates = [e / t for e, t in zip(case["edges"], case["times"])]
-        rows.append({key: case[key] for key in ("method", "batch", "num_batches", "batch_size")})
+        kept = ("method", "batch", "num_batches", "batch_size", "syncs", "kernels")
+        rows.append({key: case[key] for key in kept})
         rows[-1].update(
             median_s=_median(case["times"]),
             min_s=min(case["times"]),
@@ -389,6 +393,17 @@ def build_graph(args, device):
     return graph, info, csc_rows
 
 
+DEVICE_COST_COLUMNS = [("syncs", "syncs", ""), ("kernels", "kernels", "")]
+
+
+def device_costs(device, call) -> dict:
+    """Host synchronizations and kernel launches of one call on a GPU (``None`` on the CPU),
+    counted outside the timed rounds."""
+    if device.type != "cuda":
+        return {"syncs": None, "kernels": None}
+    return {"syncs": count_syncs(call), "kernels": count_kernels(call)["kernels"]}
+
+
 def sample_rows(graph: CSCGraph, args, device) -> list[dict]:
     fanouts = args.fanouts
     slot_of_eid = None
@@ -428,6 +443,7 @@ def sample_rows(graph: CSCGraph, args, device) -> list[dict]:
             "batch_size": seed_batches[0].numel(),
             "run": run,
             "generator": generator,
+            **device_costs(device, lambda: run(generator)),
         }
 
     batch_sizes = list(args.batch_sizes)
@@ -561,6 +577,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
             ("vs_torch", "vs torch", ".2f"),
             ("best_edges_per_s", "best M edges/s", ".2f"),
             ("vs_torch_best", "best vs torch", ".2f"),
+            *(DEVICE_COST_COLUMNS if device.type == "cuda" else []),
         ],
         title=f"Neighbor sampling, fanouts {args.fanouts}, without replacement "
         f"({args.repeat} interleaved rounds; median and fastest call)",

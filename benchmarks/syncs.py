@@ -1,7 +1,8 @@
 """Host synchronizations per call of fastgl's CUDA ops, against the PyTorch code they replace.
 
-Question: how often does each op make the CPU wait for the GPU? Every wait stalls the launch
-queue, and a sampler that waits once per hop cannot overlap its hops with training.
+Question: how often does each op make the CPU wait for the GPU, and how many kernels does it
+launch? Every wait stalls the launch queue, and a sampler that waits once per hop cannot overlap
+its hops with training; every launch costs microseconds of fixed overhead.
 
 Usage::
 
@@ -13,7 +14,8 @@ and its "called a synchronizing CUDA operation" warnings are counted: those that
 for that call). That catches the waits made through PyTorch (``Tensor.item``, copies to the
 host, ``nonzero``, ``torch.unique``, stream synchronization), which is how every fastgl op reads
 a size or an error flag back; a raw ``cudaMemcpy`` in a launcher would not be counted (fastgl
-has none).
+has none). Kernel launches are the device events of a ``torch.profiler`` trace of a third call,
+copies and memsets counted apart (``benchmarks/device_counts.py``).
 Baselines in the same run: the vectorized PyTorch sampler of ``benchmarks.sampling``, the
 ``torch.unique`` relabel of ``benchmarks.id_map`` and ``torch.sparse.mm``. On the CPU there is
 nothing to count; the benchmark says so and exits. The JSON goes to
@@ -23,59 +25,20 @@ nothing to count; the benchmark says so and exits. The JSON goes to
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import sys
-import tempfile
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import torch
 
 from benchmarks import harness
 from benchmarks.aggregate import Structure
+from benchmarks.device_counts import count_kernels, count_syncs
 from benchmarks.id_map import torch_ordered_relabel
 from benchmarks.sampling import TorchNeighborSampler
 from fastgl import NeighborSampler
 from fastgl.data.rmat import rmat_graph
 from fastgl.nn.functional import aggregate, es_spmm
 from fastgl.ops import id_map, random_walk
-
-SYNC_WARNING = "called a synchronizing CUDA operation"
-
-
-@contextlib.contextmanager
-def stderr_to(file) -> Iterator[None]:
-    """Points file descriptor 2 at ``file``: PyTorch's C++ warnings are written there directly
-    where no Python warning handler is active, which is so for some of them."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(file.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def count_syncs(fn: Callable[[], object]) -> int:
-    """Host synchronizations made through PyTorch by one call of ``fn`` (after a warm-up call):
-    its sync warnings, those that reach Python's warnings and those the C++ handler prints."""
-    fn()
-    torch.cuda.synchronize()
-    with tempfile.TemporaryFile() as log:
-        with stderr_to(log), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")  # every one, none deduplicated
-            torch.cuda.set_sync_debug_mode("warn")
-            try:
-                fn()
-            finally:
-                torch.cuda.set_sync_debug_mode("default")
-        log.seek(0)
-        printed = log.read().decode(errors="replace").count(SYNC_WARNING)
-    return printed + sum(SYNC_WARNING in str(w.message) for w in caught)
 
 
 def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
@@ -171,13 +134,16 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     graph = rmat_graph(args.preset, seed=args.seed).to(device)
     rows = []
     for op, implementation, hops, call in cases(graph, args):
-        syncs = count_syncs(call)
+        syncs, launches = count_syncs(call), count_kernels(call)
         rows.append(
             {
                 "op": op,
                 "implementation": implementation,
                 "syncs": syncs,
                 "syncs_per_hop": syncs / hops if hops else None,
+                "kernels": launches["kernels"],
+                "kernels_per_hop": launches["kernels"] / hops if hops else None,
+                "copies": launches["copies"],
             }
         )
     harness.print_table(
@@ -187,8 +153,11 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
             ("implementation", "implementation", ""),
             ("syncs", "syncs per call", ""),
             ("syncs_per_hop", "per hop", ".2f"),
+            ("kernels", "kernels per call", ""),
+            ("kernels_per_hop", "per hop", ".1f"),
+            ("copies", "copies/memsets", ""),
         ],
-        title="host synchronizations per call (through PyTorch)",
+        title="host synchronizations (through PyTorch) and device work per call",
     )
     payload = {
         "benchmark": "syncs",

@@ -329,20 +329,34 @@ def test_sync_counter_reads_warnings_printed_by_cpp(capfd, monkeypatch):
     import os
     import warnings
 
-    from benchmarks import syncs
+    from benchmarks import device_counts
 
-    printed = f"[W] Warning: {syncs.SYNC_WARNING} (function warn_or_error_on_sync)\n"
+    printed = f"[W] Warning: {device_counts.SYNC_WARNING} (function warn_or_error_on_sync)\n"
 
     def warns_twice_from_python_and_once_on_stderr():
-        warnings.warn(syncs.SYNC_WARNING, stacklevel=1)
-        warnings.warn(syncs.SYNC_WARNING, stacklevel=1)  # again: counted, not deduplicated
+        warnings.warn(device_counts.SYNC_WARNING, stacklevel=1)
+        warnings.warn(device_counts.SYNC_WARNING, stacklevel=1)  # again: counted, not deduplicated
         os.write(2, printed.encode())
 
     # Without a GPU the debug mode and the synchronization count_syncs makes are no-ops here.
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", lambda mode: None)
-    assert syncs.count_syncs(warns_twice_from_python_and_once_on_stderr) == 3
+    assert device_counts.count_syncs(warns_twice_from_python_and_once_on_stderr) == 3
     os.write(2, b"stderr is back\n")
     err = capfd.readouterr().err
     # Only the warm-up call's line reached the real stderr, and it is restored afterwards.
-    assert err.count(syncs.SYNC_WARNING) == 1 and err.endswith("stderr is back\n")
+    assert err.count(device_counts.SYNC_WARNING) == 1 and err.endswith("stderr is back\n")
+
+
+def test_device_events_split_into_kernels_and_copies():
+    from benchmarks.device_counts import split_device_events
+
+    names = [
+        "void fastgl::sampling::run_stage_kernel<DrawAndInsert>(long, DrawAndInsert)",
+        "Memcpy HtoD (Pinned -> Device)",
+        "Memset (Device)",
+        "void cub::DeviceScanKernel<long>",
+        "Memcpy DtoH (Device -> Pinned)",
+    ]
+    assert split_device_events(names) == {"kernels": 2, "copies": 3}
+    assert split_device_events([]) == {"kernels": 0, "copies": 0}

@@ -17,7 +17,7 @@ from reference import (
     random_weights,
 )
 
-from benchmarks.syncs import count_syncs
+from benchmarks.device_counts import count_syncs
 from fastgl import CSCGraph, NeighborSampler
 from fastgl.ops import csc_from_coo, id_map, sample_hops, sample_neighbors
 from fastgl.sampling import neighbor_sample
