@@ -201,8 +201,7 @@ struct DrawAndInsert {
     const int64_t degree = g.col_start[t + 1] - start;
     const uint64_t stream = pair_stream(b, p - frontier.off[b]);
     int64_t* offsets = edge_id + first;
-    draw_neighbor_offsets(cfg, stream, g.weight_from(start), degree, count,
-                          offsets);
+    draw_neighbor_offsets(cfg, stream, g.weight_from(start), degree, count, offsets);
     const int64_t tree_base = key - t;  // tree * N, or 0
     for (int64_t j = 0; j < count; ++j) {
       const int64_t e = first + j, slot = start + offsets[j];
