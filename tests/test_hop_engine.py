@@ -161,6 +161,8 @@ def broken(graph, what):
         ("weight", [4, 0]),
         ("seed", [3, 40]),
         ("negative seed", [3, -2]),
+        ("seeds", [50, -2, 41]),  # the CPU names the smallest negative seed first
+        ("seeds", [3, 41, 50, 7]),  # then the largest
     ],
 )
 def test_engine_raises_the_cpu_kernels_errors(defect, seeds, budget):

@@ -339,12 +339,11 @@ class HopEngine {
     if (code == kNoFault) return;
     const int64_t id = fault_id(code), n = g_.num_nodes;
     switch (fault_kind(code)) {
-      case kBadSeed: {
-        const int64_t seed = read_one(in_.seeds, id);
-        FASTGL_CHECK(seed >= 0, kHopsOp, "seeds id ", seed, " is negative");
-        FASTGL_CHECK(false, kHopsOp, "seeds id ", seed, " out of range for a graph of ", n,
-                     " nodes");
-      }
+      case kBadSeed:
+        // The CPU kernel's check and message (the smallest seed if one is negative, else the
+        // largest): this is the error path, where its read-back costs nothing.
+        check_ids_in_range(kHopsOp, "seeds", in_.seeds, n);
+        FASTGL_CHECK(false, kHopsOp, "internal error: a seed fault with every seed in range");
       case kBadIndptr:
         FASTGL_CHECK(id == kOffsetEndsId, kHopsOp, kBadIndptrError, " (node ", id, ")");
         FASTGL_CHECK(false, kHopsOp, kBadIndptrError);
