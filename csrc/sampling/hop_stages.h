@@ -32,7 +32,9 @@ enum FaultKind : int64_t { kBadSeed = 0, kBadIndptr = 1, kBadWeight = 2, kBadSou
 constexpr int64_t kNoFault = INT64_MAX;
 constexpr int kFaultIdBits = 54, kFaultKindBits = 2, kFaultLevelBits = 7;
 constexpr int64_t kFaultIdMask = (int64_t{1} << kFaultIdBits) - 1;
-constexpr int64_t kMaxFaultLevel = (int64_t{1} << kFaultLevelBits) - 1;
+// Levels past it share it (a call of that many hops is unheard of); one below the field's top,
+// so that no fault encodes to kNoFault.
+constexpr int64_t kMaxFaultLevel = (int64_t{1} << kFaultLevelBits) - 2;
 // The id of an indptr fault that is about the array's ends, not one node's row.
 constexpr int64_t kOffsetEndsId = kFaultIdMask;
 
