@@ -25,6 +25,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -275,17 +276,20 @@ class HopEngine {
       return {last.list(), ledger_.new_off(h - 1)};
     }
     const bool first_window = h == 2;
-    const NodeList old_list = first_window ? levels_[0].list() : window_.back().list();
-    const int64_t old_capacity = first_window ? levels_[0].capacity : window_.back().capacity;
+    const NodeList old_list = first_window ? levels_[0].list() : window_->list();
+    const int64_t old_capacity = first_window ? levels_[0].capacity : window_->capacity;
     const int64_t* old_count =
         first_window ? ledger_.new_off(0) + num_batches_ : ledger_.layer_off(h - 1) + num_batches_;
-    window_.emplace_back(saturating_add(old_capacity, last.capacity), options_);
+    NodeStorage merged(saturating_add(old_capacity, last.capacity), options_);
     const int64_t* off = ledger_.layer_off(h);
-    exec_.for_each(window_.back().capacity,
-                   MergeWindow{old_list, last.list(), window_.back().list(), old_count,
+    exec_.for_each(merged.capacity,
+                   MergeWindow{old_list, last.list(), merged.list(), old_count,
                                ledger_.new_off(h - 1) + num_batches_, old_capacity, off});
-    capacity = window_.back().capacity;
-    return {window_.back().list(), off};
+    // The last window is no longer needed: its memory goes back to the allocator, which reuses
+    // it only after the merge (stream order).
+    window_.emplace(std::move(merged));
+    capacity = window_->capacity;
+    return {window_->list(), off};
   }
 
   void sample_hop(int64_t h) {
@@ -404,7 +408,8 @@ class HopEngine {
   at::Tensor ledger_tensor_, table_keys_, table_first_, local_of_, seed_slots_;
   int64_t table_allowance_ = 0, keys_bound_ = 0;
   int64_t next_base_ = 0, planned_bytes_ = 0;
-  std::vector<NodeStorage> levels_, window_;
+  std::vector<NodeStorage> levels_;
+  std::optional<NodeStorage> window_;  // layer-wise: every node so far
   std::vector<HopEdges> hop_edges_;
 };
 
