@@ -16,13 +16,13 @@ TORCH_LIBRARY(fastgl, m) {
   m.def(
       "sample_hops(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor seeds, "
       "Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, int seed) -> "
-      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   // Test-only: sample_hops' device engine run on the host (csrc/sampling/cpu/sample_hops_staged).
   m.def(
       "_sample_hops_staged(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, "
       "Tensor seeds, Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, "
       "int seed, int budget_bytes) -> "
-      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   m.def(
       "random_walk(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor starts, "
       "int length, "
@@ -53,6 +53,9 @@ TORCH_LIBRARY(fastgl, m) {
   m.def("match(Tensor prev_nodes, Tensor next_nodes) -> Tensor");
   m.def("overlap_counts(Tensor nodes, Tensor offsets) -> Tensor");
   m.def("gather_rows(Tensor x, Tensor? index, Tensor(a!) out, Tensor? out_index) -> ()");
+  // Internal: whether an offset array is valid, answered from the checked-once record when it
+  // can be (csrc/common/valid_offsets.cpp), for the structure checks written in Python.
+  m.def("_valid_offsets(Tensor offsets, int num_edges) -> bool");
   // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
   m.def(
       "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "

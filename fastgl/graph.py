@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from .ops import csc_from_coo, induced_subgraphs
+from .ops._compat import is_compiling
 
 _INDEX_DTYPES = (torch.int32, torch.int64)
 _STORED_WEIGHT_DTYPES = (torch.float32, torch.float64)
@@ -466,7 +467,11 @@ class Block(Structure):
             )
         if indptr.device != self.device:
             raise ValueError(f"Block: indptr is on {indptr.device} but src is on {self.device}")
-        check_offsets("Block", "indptr", indptr, self.num_edges, "num_edges")
+        # A sampler's offsets, or ones an op already checked, are on the compiled ops' record:
+        # asking it reads nothing back; only an array found invalid is checked again for the
+        # message.
+        if is_compiling() or not torch.ops.fastgl._valid_offsets(indptr, self.num_edges):
+            check_offsets("Block", "indptr", indptr, self.num_edges, "num_edges")
 
     def src_index(self) -> Tensor:
         return self.src

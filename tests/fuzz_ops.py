@@ -350,6 +350,13 @@ def _gather_rows(rng):
     return {"x": x, "index": index, "out": torch.zeros(out_rows, dim), "out_index": out_index}
 
 
+def _valid_offsets(rng):
+    """Offsets of random rows, their edge count right or off by one."""
+    counts = [rng.randint(0, 3) for _ in range(rng.randint(0, size.max_ids))]
+    offsets = torch.tensor([0] + counts).cumsum(0)
+    return {"offsets": offsets, "num_edges": int(offsets[-1]) + rng.choice([0, 0, 1, -1])}
+
+
 def _transit_schedule(rng):
     return {
         "transits": _ids(rng, size.max_ids, rng.randint(0, 2 * size.max_ids)),
@@ -381,6 +388,7 @@ FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
     "overlap_counts": (_overlap_counts, oracles.overlap_counts),
     "gather_rows": (_gather_rows, oracles.gather_rows),
     "_transit_schedule": (_transit_schedule, oracles.transit_schedule),
+    "_valid_offsets": (_valid_offsets, oracles.valid_offsets),
 }
 
 

@@ -216,6 +216,16 @@ def gather_rows(before, after, result) -> Fault:
     return _expect(result is None and same(after["out"], expected), "out holds the wrong rows")
 
 
+def valid_offsets(before, after, result) -> Fault:
+    offsets, num_edges = before["offsets"], before["num_edges"]
+    expected = (
+        int(offsets[0]) == 0
+        and int(offsets[-1]) == num_edges
+        and all(a <= b for a, b in zip(offsets.tolist(), offsets.tolist()[1:]))
+    )
+    return _expect(result is expected, f"says the offsets are {'' if result else 'not '}valid")
+
+
 def transit_schedule(before, after, result) -> Fault:
     order, segments, starts, thread_tier, items = transit_schedule_reference(
         before["transits"].tolist(), before["min_block_pairs"], before["chunk_size"]
@@ -393,7 +403,9 @@ def sample_hops_staged(before, after, result) -> Fault:
 
 
 def sample_hops(before, after, result) -> Fault:
-    nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree = result
+    nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree, col_ptr = (
+        result
+    )
     seeds, seed_ptr, indptr = before["seeds"], before["seed_ptr"], before["indptr"]
     num_batches, num_hops = seed_ptr.numel() - 1, len(before["fanouts"])
     shapes_fit = (
@@ -403,6 +415,7 @@ def sample_hops(before, after, result) -> Fault:
         and int(edge_counts.sum()) == row.numel() == col.numel() == edge_ids.numel()
         and seed_local.numel() == seeds.numel()
         and tree.numel() == (nodes.numel() if before["disjoint"] else 0)
+        and col_ptr.numel() == (0 if before["layerwise"] else nodes.numel() + num_batches)
     )
     if not shapes_fit:
         return "the outputs' sizes do not fit each other"
@@ -432,6 +445,10 @@ def sample_hops(before, after, result) -> Fault:
             ).all()
         ):
             return f"batch {b}: a local id is out of the batch's range"
+        if not before["layerwise"]:
+            batch_ptr = col_ptr[node_begin + b : int(node_end[b]) + b + 1]
+            if not _are_offsets_of(batch_ptr, local_col):
+                return f"batch {b}: col_ptr is not the CSC offsets of its col"
         fault = _slots_of_edge_ids(before, batch[local_col], batch[local_row], edge_ids[edges])
         batch_tree = tree[node_begin : int(node_end[b])] if before["disjoint"] else None
         fault = fault or _hops_grow_the_batch(
@@ -447,6 +464,18 @@ def sample_hops(before, after, result) -> Fault:
         if fault:
             return f"batch {b}: {fault}"
     return None
+
+
+def _are_offsets_of(ptr: Tensor, targets: Tensor) -> bool:
+    """``ptr`` runs from 0 to the number of edges without decreasing, and every edge ``e`` lies
+    in its target's range ``ptr[targets[e]] .. ptr[targets[e] + 1]``."""
+    position = torch.arange(targets.numel())
+    return (
+        int(ptr[0]) == 0
+        and int(ptr[-1]) == targets.numel()
+        and bool((ptr[1:] >= ptr[:-1]).all())
+        and bool(((ptr[targets] <= position) & (position < ptr[targets + 1])).all())
+    )
 
 
 def _hops_grow_the_batch(

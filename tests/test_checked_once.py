@@ -1,9 +1,9 @@
-"""Structure checks are made once per tensor version on the GPU (csrc/common/checked_once.h): an
+"""Structure checks are made once per array version on the GPU (csrc/common/checked_once.h): an
 op skips the offset and id-range checks (and their synchronizations) of a CUDA structure that
-passed them and has not changed since, and checks again after any in-place change made through
-torch, fastgl's gather_rows included, or for a new tensor. CPU structures are checked on every
-call: a CPU array is easily written behind torch's back (a NumPy view), which no version counter
-sees."""
+passed them and has not changed since, views of exactly that array included, and checks again
+after any in-place change made through torch, fastgl's gather_rows included, or for a new
+tensor. CPU structures are checked on every call: a CPU array is easily written behind torch's
+back (a NumPy view), which no version counter sees."""
 
 import pytest
 import torch
@@ -48,6 +48,17 @@ def test_gather_rows_marks_its_out_changed():
     version = out._version
     ops.gather_rows(torch.ones(3, 2), None, out, None)
     assert out._version > version
+
+
+def test_valid_offsets_answers_for_any_offset_array():
+    """fastgl::_valid_offsets, the Python structure checks' way to the record: a yes/no answer,
+    an error only for what is not an offset array at all."""
+    assert ops._valid_offsets(torch.tensor([0, 1, 1, 3]), 3)
+    assert not ops._valid_offsets(torch.tensor([0, 1, 1, 3]), 4)  # ends elsewhere
+    assert not ops._valid_offsets(torch.tensor([1, 1, 3]), 3)  # starts elsewhere
+    assert not ops._valid_offsets(torch.tensor([0, 2, 1, 3]), 3)  # decreases
+    with pytest.raises(RuntimeError, match=r"^_valid_offsets: offsets must be"):
+        ops._valid_offsets(torch.tensor([0, 1], dtype=torch.int32), 1)
 
 
 @needs_cuda
@@ -119,3 +130,33 @@ def test_cuda_offsets_are_known_valid_only_for_their_edge_count():
     ops.spmm(indptr, indices, None, x)  # valid for 4 edges
     with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
         ops.spmm(indptr, torch.cat([indices, indices[:1]]), None, x)
+
+
+@needs_cuda
+def test_a_view_of_the_same_cuda_array_is_known_and_a_shorter_one_is_not():
+    """The record is per array: a view of exactly the checked run (what Python's slicing of a
+    sampler's outputs makes) is known; another run of the same storage is checked."""
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        ops.spmm(indptr[:], indices.detach(), None, x)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
+        ops.spmm(indptr[:4], indices, None, x)
+
+
+@needs_cuda
+def test_valid_offsets_remembers_what_it_found_valid():
+    indptr, indices, x = _valid_structure("cuda")
+    assert ops._valid_offsets(indptr, 4)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        assert ops._valid_offsets(indptr, 4)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    indptr[1] = 3
+    assert not ops._valid_offsets(indptr, 4)

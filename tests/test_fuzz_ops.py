@@ -46,7 +46,10 @@ def test_the_fuzz_enumerates_the_registered_schemas():
 
 
 def _corrupted(result):
-    """``result`` with one entry of its first non-empty tensor changed, or ``None``."""
+    """``result`` with one entry of its first non-empty tensor changed (a yes/no answer
+    flipped), or ``None``."""
+    if isinstance(result, bool):
+        return not result
     tensors = list(result) if isinstance(result, (tuple, list)) else [result]
     for i, tensor in enumerate(tensors):
         if tensor.numel():

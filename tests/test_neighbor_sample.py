@@ -709,6 +709,9 @@ def test_blocks_of_a_three_layer_sample():
     for b in blocks:
         assert torch.equal(b.src_in_degrees, in_degrees[b.src_nodes])
         assert b.indptr is not None  # checked against dst by check_blocks
+    # The sampler's own offsets, not ones derived again from col.
+    assert sub.indptr is not None
+    assert all(b.indptr.data_ptr() == sub.indptr.data_ptr() for b in blocks)
 
 
 def test_blocks_is_an_attribute_like_a_loader_batchs():

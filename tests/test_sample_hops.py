@@ -96,6 +96,29 @@ def test_first_batch_equals_reference(case):
     assert out.seed_local[: len(seeds)].tolist() == seed_local
 
 
+@settings(max_examples=100, deadline=None)
+@given(hops_case())
+def test_col_ptr_holds_each_batchs_csc_offsets(case):
+    """Hop-wise, batch b's n_b + 1 offsets: local node v's in-edges are its edges
+    col_ptr_b[v] .. col_ptr_b[v + 1]; layer-wise, none."""
+    graph, seeds = case.pop("graph"), case.pop("seeds")
+    batches = [seeds, [], seeds[::-1]]
+    out = run(graph, batches, **case)
+    if case["layerwise"]:
+        assert out.col_ptr.numel() == 0
+        return
+    node_sizes, edge_sizes = out.node_counts.sum(1).tolist(), out.edge_counts.sum(1).tolist()
+    per_ptr = out.col_ptr.split([n + 1 for n in node_sizes])
+    for ptr, col, num_nodes in zip(per_ptr, out.col.split(edge_sizes), node_sizes):
+        in_edges = [[e for e, c in enumerate(col.tolist()) if c == v] for v in range(num_nodes)]
+        starts = [0] + [len(edges) for edges in in_edges]
+        assert ptr.tolist() == torch.tensor(starts).cumsum(0).tolist()
+        assert all(
+            edges == list(range(start, start + len(edges)))
+            for edges, start in zip(in_edges, ptr.tolist())
+        )
+
+
 def test_a_batch_does_not_depend_on_the_others():
     graph = CSCGraph.from_edge_index(random_edge_index(300, 4000, seed=1), num_nodes=300)
     a, b, c = [list(range(i, 300, 37)) for i in (0, 5, 11)]

@@ -128,24 +128,27 @@ inline void check_offsets_tensor(const char* op, const char* name, const at::Ten
 // parallel pass: "" when it starts at 0, never decreases and ends at num_edges.
 std::string offsets_error_cpu(const char* name, const at::Tensor& offsets, int64_t num_edges);
 
-// check_offsets_tensor and every value: starts at 0, never decreases, ends at `num_edges`. One
-// pass over the array, for the ops that read every row anyway; on CUDA one reduction and one
-// synchronization.
+// What is wrong with the values of an offset array (check_offsets_tensor passed), "" when
+// nothing: one pass over the array; on CUDA one reduction and one synchronization.
+inline std::string offsets_error(const char* name, const at::Tensor& offsets, int64_t num_edges) {
+  if (offsets.device().is_cpu()) return offsets_error_cpu(name, offsets, num_edges);
+  const int64_t n = offsets.numel();
+  const at::Tensor valid = (offsets[0] == 0) & (offsets[n - 1] == num_edges) &
+                           (offsets.narrow(0, 1, n - 1) >= offsets.narrow(0, 0, n - 1)).all();
+  if (valid.item<bool>()) return "";
+  return std::string(name) +
+         " is not a valid offset array: it must start at 0, never decrease and end at " +
+         std::to_string(num_edges) + " (the number of edges)";
+}
+
+// check_offsets_tensor and every value: starts at 0, never decreases, ends at `num_edges`, for
+// the ops that read every row anyway; skipped for an array known valid (checked_once.h).
 inline void check_offsets(const char* op, const char* name, const at::Tensor& offsets,
                           int64_t num_edges) {
   check_offsets_tensor(op, name, offsets);
-  if (offsets_known_valid(offsets, num_edges)) return;  // checked_once.h
-  if (offsets.device().is_cpu()) {
-    const std::string error = offsets_error_cpu(name, offsets, num_edges);
-    FASTGL_CHECK(error.empty(), op, error);
-  } else {
-    const int64_t n = offsets.numel();
-    const at::Tensor valid = (offsets[0] == 0) & (offsets[n - 1] == num_edges) &
-                             (offsets.narrow(0, 1, n - 1) >= offsets.narrow(0, 0, n - 1)).all();
-    FASTGL_CHECK(valid.item<bool>(), op, name,
-                 " is not a valid offset array: it must start at 0, never decrease and end at ",
-                 num_edges, " (the number of edges)");
-  }
+  if (offsets_known_valid(offsets, num_edges)) return;
+  const std::string error = offsets_error(name, offsets, num_edges);
+  FASTGL_CHECK(error.empty(), op, error);
   remember_valid_offsets(offsets, num_edges);
 }
 

@@ -1,6 +1,7 @@
-// The record behind checked_once.h: a few dozen (tensor, version, fact) entries, replaced oldest
-// first. A graph's structures are re-remembered after the per-batch structures (a block's
-// transposed CSC) have pushed them out: one more check, not one per call.
+// The record behind checked_once.h: a few hundred (array, version, fact) entries, replaced oldest
+// first: room for a sampler window's blocks (two facts each) beside the graphs in use. A graph's
+// structures are re-remembered after per-batch structures have pushed them out: one more check,
+// not one per call.
 #include "common/checked_once.h"
 
 #include <pthread.h>
@@ -14,10 +15,27 @@ namespace {
 
 enum class Fact : uint8_t { kValidOffsets, kIdRange };
 
-using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+using WeakStorage = c10::weak_intrusive_ptr<c10::StorageImpl>;
+
+// The memory a fact is about: a contiguous run of one dtype in one storage. Every view of the
+// same run (a sampler's output cut per batch and per block in Python, `detach()`) matches.
+struct Array {
+  const c10::StorageImpl* storage;
+  int64_t offset, numel;
+  c10::ScalarType dtype;
+
+  static Array of(const at::Tensor& t) {
+    return {t.storage().unsafeGetStorageImpl(), t.storage_offset(), t.numel(), t.scalar_type()};
+  }
+  bool operator==(const Array& other) const {
+    return storage == other.storage && offset == other.offset && numel == other.numel &&
+           dtype == other.dtype;
+  }
+};
 
 struct Record {
-  std::optional<WeakTensor> tensor;  // empty until the slot is first used
+  std::optional<WeakStorage> storage;  // empty until the slot is first used
+  Array array{};
   uint32_t version = 0;
   Fact fact = Fact::kValidOffsets;
   int64_t value = 0;  // the edge count of valid offsets; the largest id of an id range
@@ -29,9 +47,10 @@ class CheckedOnce {
   bool find(const at::Tensor& t, Fact fact, int64_t* value) {
     if (!trackable(t)) return false;
     const uint32_t version = t.unsafeGetTensorImpl()->version_counter().current_version();
+    const Array array = Array::of(t);
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Record& record : records_) {
-      if (record.fact == fact && record.version == version && refers_to(record, t)) {
+      if (record.fact == fact && record.version == version && refers_to(record, array)) {
         *value = record.value;
         return true;
       }
@@ -42,16 +61,17 @@ class CheckedOnce {
   void remember(const at::Tensor& t, Fact fact, int64_t value) {
     if (!trackable(t)) return;
     const uint32_t version = t.unsafeGetTensorImpl()->version_counter().current_version();
+    const Array array = Array::of(t);
     std::lock_guard<std::mutex> lock(mutex_);
     Record* slot = &records_[next_];
-    for (Record& record : records_) {  // a newer fact about the same tensor replaces the older
-      if (record.fact == fact && refers_to(record, t)) {
+    for (Record& record : records_) {  // a newer fact about the same array replaces the older
+      if (record.fact == fact && refers_to(record, array)) {
         slot = &record;
         break;
       }
     }
     if (slot == &records_[next_]) next_ = (next_ + 1) % records_.size();
-    *slot = Record{WeakTensor(t.getIntrusivePtr()), version, fact, value};
+    *slot = Record{t.storage().getWeakStorageImpl(), array, version, fact, value};
   }
 
   // fork() copies only the forking thread: the child must not inherit the mutex held by another.
@@ -59,20 +79,21 @@ class CheckedOnce {
   void unlock_after_fork() { mutex_.unlock(); }
 
  private:
-  // CUDA tensors with a version counter (inference tensors have none): see checked_once.h.
+  // Contiguous CUDA tensors with a version counter (inference tensors have none): see
+  // checked_once.h.
   static bool trackable(const at::Tensor& t) {
-    return t.defined() && t.is_cuda() && !t.is_inference();
+    return t.defined() && t.is_cuda() && !t.is_inference() && t.has_storage() && t.is_contiguous();
   }
 
-  // The weak reference keeps a dead tensor's TensorImpl allocated, so no live tensor can have its
-  // address: comparing addresses suffices, without taking a strong reference (whose release
+  // The weak reference keeps a dead array's StorageImpl allocated, so no live tensor can have
+  // its address: comparing addresses suffices, without taking a strong reference (whose release
   // could run a destructor under the mutex).
-  static bool refers_to(const Record& record, const at::Tensor& t) {
-    return record.tensor && record.tensor->_unsafe_get_target() == t.unsafeGetTensorImpl();
+  static bool refers_to(const Record& record, const Array& array) {
+    return record.storage && record.array == array;
   }
 
   std::mutex mutex_;
-  std::array<Record, 32> records_;
+  std::array<Record, 256> records_;
   size_t next_ = 0;
 };
 

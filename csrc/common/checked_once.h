@@ -1,11 +1,14 @@
 // Structure checks an op may skip because one was already passed: "this offset array is valid
 // for E edges", "these ids lie in [0, max]". The one mechanism by which checks are not repeated.
 //
-// A check that passes is remembered for the tensor (its TensorImpl, held weakly) at its current
-// version; every in-place change made through torch bumps the version (fastgl's own in-place op,
-// gather_rows, bumps its `out` too), so the record answers only while the tensor is alive and
-// unchanged. The structures fastgl builds itself (csc_from_coo's CSC) are remembered as they are
-// made, so their first use skips the checks too.
+// A check that passes is remembered for the array the tensor views (its storage, held weakly,
+// with the offset, length and dtype of the contiguous run) at the tensor's current version;
+// every in-place change made through torch bumps the version, which views share with their base
+// (fastgl's own in-place op, gather_rows, bumps its `out` too), so the record answers only while
+// the array is alive and unchanged, and for every view of exactly that run. The structures
+// fastgl builds itself are remembered as they are made, so their first use skips the checks too:
+// csc_from_coo's CSC, and the offsets and sources of the blocks a sample_hops call returns (the
+// runs Python cuts per batch and per block, sample_hops.h).
 //
 // Only CUDA tensors are remembered: there a check costs a synchronization, on the CPU one pass
 // that is cheap next to the op, and a CPU array is easily written behind torch's back (a NumPy

@@ -120,9 +120,10 @@ struct NodeStorage {
   }
 };
 
-// A hop's edge buffers.
+// A hop's edge buffers, and the scan of its draw counts (where each transit's edges start).
 struct HopEdges {
   at::Tensor slots, col, edge_id;  // slots hold the local ids once numbered
+  at::Tensor pair_ptr;
 };
 
 template <typename index_t, typename weight_t, typename Exec>
@@ -314,7 +315,7 @@ class HopEngine {
                               col.data_ptr<int64_t>(), edge_id.data_ptr<int64_t>()});
     number_level(h, base, slots, ptr.data_ptr<int64_t>() + pairs, edges, ptr.data_ptr<int64_t>(),
                  frontier.off);
-    hop_edges_.push_back({slots, col, edge_id});
+    hop_edges_.push_back({slots, col, edge_id, ptr});
     planned_bytes_ = saturating_add(planned_bytes_, level_bytes(edges));
   }
 
@@ -376,12 +377,17 @@ class HopEngine {
     at::Tensor nodes = at::empty({total_nodes}, options_);
     at::Tensor degrees = at::empty({total_nodes}, options_);
     at::Tensor tree = at::empty({cfg_.disjoint ? total_nodes : 0}, options_);
+    at::Tensor col_ptr = at::empty({cfg_.layerwise ? 0 : total_nodes + b}, options_);
     for (size_t level = 0; level < levels_.size(); ++level) {
-      exec_.for_each(
-          levels_[level].capacity,
-          WriteNodes{levels_[level].list(), ledger_.new_off(level) + b, ledger_.node_start(),
-                     g_.num_nodes, cfg_.disjoint, nodes.data_ptr<int64_t>(),
-                     degrees.data_ptr<int64_t>(), tree.data_ptr<int64_t>()});
+      exec_.for_each(levels_[level].capacity,
+                     WriteNodes{levels_[level].list(), ledger_.new_off(level) + b,
+                                ledger_.node_start(), g_.num_nodes, cfg_.disjoint,
+                                nodes.data_ptr<int64_t>(), degrees.data_ptr<int64_t>(),
+                                tree.data_ptr<int64_t>(), in_edge_offsets(level, col_ptr)});
+    }
+    if (!cfg_.layerwise) {
+      exec_.for_each(b, CloseInEdgeOffsets{ledger_.node_start(), ledger_.node_total(),
+                                           ledger_.edge_counts(), l, col_ptr.data_ptr<int64_t>()});
     }
     at::Tensor row = at::empty({total_edges}, options_), col = at::empty({total_edges}, options_);
     at::Tensor edge_ids = at::empty({total_edges}, options_);
@@ -393,7 +399,22 @@ class HopEngine {
                                 hop.edge_id.data_ptr<int64_t>(), row.data_ptr<int64_t>(),
                                 col.data_ptr<int64_t>(), edge_ids.data_ptr<int64_t>()});
     }
-    return {nodes, node_counts, row, col, edge_ids, edge_counts, seed_slots_, degrees, tree};
+    return {nodes,       node_counts, row,     col,  edge_ids,
+            edge_counts, seed_slots_, degrees, tree, col_ptr};
+  }
+
+  // How the nodes of `level` find their in-edge offsets (hop-wise only).
+  InEdgeOffsets in_edge_offsets(size_t level, const at::Tensor& col_ptr) const {
+    if (cfg_.layerwise) return {};
+    const int64_t l = num_hops_, next = static_cast<int64_t>(level) + 1;
+    const bool last = next > l;
+    return {col_ptr.data_ptr<int64_t>(),
+            last ? nullptr : hop_edges_[level].pair_ptr.data_ptr<int64_t>(),
+            last ? nullptr : ledger_.item_off(next),
+            ledger_.edge_start(),
+            ledger_.edge_counts(),
+            l,
+            static_cast<int64_t>(level)};
   }
 
   const HopsInputs& in_;
@@ -421,9 +442,13 @@ HopsResult run_hop_engine(const HopsInputs& in, Exec& exec, int64_t budget_bytes
   const int64_t num_hops = static_cast<int64_t>(in.cfg.fanouts.size());
   if (in.seeds.numel() == 0) {
     const at::Tensor none = at::empty({0}, exec.options());
-    return {none, at::zeros({num_batches, num_hops + 1}, at::kLong), none, none,
-            none, at::zeros({num_batches, num_hops}, at::kLong),     none, none,
-            none};
+    // Hop-wise, each (empty) batch's offsets are the one entry 0.
+    const at::Tensor col_ptr = at::zeros({in.cfg.layerwise ? 0 : num_batches}, exec.options());
+    return {none, at::zeros({num_batches, num_hops + 1}, at::kLong),
+            none, none,
+            none, at::zeros({num_batches, num_hops}, at::kLong),
+            none, none,
+            none, col_ptr};
   }
   return dispatch_csc_types(in.indices, in.weight, [&](auto index_tag, auto weight_ptr) {
     using index_t = decltype(index_tag);

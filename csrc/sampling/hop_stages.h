@@ -376,6 +376,32 @@ struct PlaceBatches {
   }
 };
 
+// Edges batch b drew in all: its edges end there in its own numbering.
+C10_HOST_DEVICE inline int64_t batch_edges(const int64_t* edge_counts, int64_t num_hops,
+                                           int64_t b) {
+  int64_t edges = 0;
+  for (int64_t h = 0; h < num_hops; ++h) edges += edge_counts[b * num_hops + h];
+  return edges;
+}
+
+// Where a hop-wise node's in-edges start among its batch's edges (sample_hops.h's col_ptr): the
+// nodes new at level l are hop l + 1's transits in their buffer's order, so node n's edges begin
+// at pair n's entry of that hop's draw scan, counted from its batch's first edge. The last
+// level's nodes draw nothing: theirs start (and end) at the batch's end.
+struct InEdgeOffsets {
+  int64_t* out;               // [sum (n_b + 1)]; null: layer-wise, no offsets
+  const int64_t* pair_ptr;    // the next hop's draw scan; null for the last level
+  const int64_t* item_off;    // the next hop's batch offsets into it
+  const int64_t* edge_start;  // [B, L]
+  const int64_t* edge_counts;
+  int64_t num_hops, level;
+
+  C10_HOST_DEVICE int64_t of(int64_t n, int64_t b) const {
+    if (pair_ptr == nullptr) return batch_edges(edge_counts, num_hops, b);
+    return edge_start[b * num_hops + level] - edge_start[b * num_hops] + pair_ptr[n] - item_off[b];
+  }
+};
+
 // A level's nodes into the batch-major node outputs.
 struct WriteNodes {
   NodeList nodes;
@@ -386,13 +412,29 @@ struct WriteNodes {
   int64_t* out_nodes;
   int64_t* out_degrees;
   int64_t* out_tree;  // disjoint only
+  InEdgeOffsets in_edges;
 
   C10_HOST_DEVICE void operator()(int64_t n) const {
     if (n >= *count) return;
-    const int64_t at = node_start[nodes.batch[n]] + nodes.local[n], key = nodes.key[n];
+    const int64_t b = nodes.batch[n], at = node_start[b] + nodes.local[n], key = nodes.key[n];
     out_nodes[at] = disjoint ? key % num_nodes : key;
     out_degrees[at] = nodes.degree[n];
     if (disjoint) out_tree[at] = key / num_nodes;
+    if (in_edges.out)
+      in_edges.out[at + b] = in_edges.of(n, b);  // batch b's offsets follow b others'
+  }
+};
+
+// The closing entry of batch b's col_ptr: its edge count.
+struct CloseInEdgeOffsets {
+  const int64_t* node_start;
+  const int64_t* node_total;
+  const int64_t* edge_counts;
+  int64_t num_hops;
+  int64_t* out;
+
+  C10_HOST_DEVICE void operator()(int64_t b) const {
+    out[node_start[b] + b + node_total[b]] = batch_edges(edge_counts, num_hops, b);
   }
 };
 

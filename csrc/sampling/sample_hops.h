@@ -23,6 +23,16 @@
 //   in_degrees  int64 [sum n_b]  in-degree in the graph of every sampled node
 //   tree        int64 [sum n_b]  disjoint: the seed (position in its batch) of each node's
 //                                tree; empty otherwise
+//   col_ptr     int64 [sum (n_b + 1)]  hop-wise: batch b's CSC offsets, n_b + 1 entries from 0
+//                                to e_b: the in-edges of its local node v are its edges
+//                                col_ptr_b[v] .. col_ptr_b[v + 1] (a hop's edges target the nodes
+//                                new at the hop before, in order, so col ascends in each batch);
+//                                empty when layer-wise, whose hops each target every node so far
+//
+// Hop-wise on a GPU, the op also remembers (checked_once.h) what its blocks are known to satisfy,
+// for the runs SampledSubgraph.blocks cuts: block i of batch b (edges of hops 1 .. L - i) has
+// valid offsets col_ptr_b[0 .. dst_i] for its e_i edges and sources row_b[0 .. e_i) below its
+// src_i nodes, so aggregating over a fresh block reads nothing back to check it.
 #pragma once
 
 #include "sampling/sample_neighbors.h"
@@ -36,7 +46,21 @@
 namespace fastgl::sampling {
 
 using HopsResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
-                              at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+                              at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+// HopsResult's entries by name.
+enum HopsOutput : size_t {
+  kOutNodes,
+  kOutNodeCounts,
+  kOutRow,
+  kOutCol,
+  kOutEdgeIds,
+  kOutEdgeCounts,
+  kOutSeedLocal,
+  kOutInDegrees,
+  kOutTree,
+  kOutColPtr
+};
 
 // Per-hop Philox key: the golden-ratio increment of splitmix64 (tests/reference.py derives the
 // same keys in Python).
@@ -159,6 +183,33 @@ Csc<index_t, weight_t> csc_of(const HopsInputs& in) {
           in.indices.numel()};
 }
 
+// Records what the hop-wise blocks of every batch satisfy (see the top of this file), from the
+// counts, which are on the host: per batch, block i's destinations are the nodes of hops
+// 0 .. L - i - 1, its sources add hop L - i's, its edges are those of hops 1 .. L - i.
+inline void remember_sampled_blocks(const HopsResult& result) {
+  const at::Tensor& node_counts = std::get<kOutNodeCounts>(result);
+  const at::Tensor& edge_counts = std::get<kOutEdgeCounts>(result);
+  const int64_t num_batches = node_counts.size(0), num_hops = edge_counts.size(1);
+  const int64_t* nodes = node_counts.data_ptr<int64_t>();
+  const int64_t* edges = edge_counts.data_ptr<int64_t>();
+  int64_t ptr_begin = 0, edge_begin = 0;
+  for (int64_t b = 0; b < num_batches; ++b) {
+    int64_t dst = nodes[b * (num_hops + 1)], src = dst, block_edges = 0;
+    for (int64_t h = 0; h < num_hops; ++h) {  // the block of hops 1 .. h + 1
+      src += nodes[b * (num_hops + 1) + h + 1];
+      block_edges += edges[b * num_hops + h];
+      remember_valid_offsets(std::get<kOutColPtr>(result).narrow(0, ptr_begin, dst + 1),
+                             block_edges);
+      if (block_edges > 0) {
+        remember_id_range(std::get<kOutRow>(result).narrow(0, edge_begin, block_edges), src - 1);
+      }
+      dst = src;
+    }
+    ptr_begin += src + 1;
+    edge_begin += block_edges;
+  }
+}
+
 // The op's entry point, shared by the backends: the checked, contiguous inputs on their device
 // go to `Backend::run(HopsInputs)`.
 template <typename Backend>
@@ -171,7 +222,9 @@ HopsResult sample_hops_entry(const at::Tensor& indptr, const at::Tensor& indices
   HopsInputs inputs = prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr, fanouts,
                                           replace, layerwise, disjoint, seed);
   const c10::DeviceGuard device_guard(indptr.device());
-  return Backend::run(inputs);
+  HopsResult result = Backend::run(inputs);
+  if (!layerwise && indptr.is_cuda()) remember_sampled_blocks(result);
+  return result;
 }
 
 inline void check_frontier_size(int64_t num_pairs) {

@@ -42,6 +42,7 @@ from fastgl.graph import (
     sorted_target_offsets,
 )
 from fastgl.ops import csc_from_coo
+from fastgl.ops._compat import is_compiling
 
 GraphInput = Tensor | Structure
 Features = Tensor | tuple[Tensor, Tensor | None]
@@ -201,17 +202,10 @@ def _from_pairs(
     return Adjacency(csc_structure(indptr[: num_dst + 1], indices, num_src, num_dst, perm), perm)
 
 
-def _is_compiling() -> bool:
-    compiler = getattr(torch, "compiler", None)
-    if compiler is not None and hasattr(compiler, "is_compiling"):
-        return compiler.is_compiling()
-    return torch._dynamo.is_compiling()  # torch < 2.3
-
-
 def _check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str) -> None:
     """:func:`fastgl.graph.check_ids`; under ``torch.compile`` an assertion inside the graph
     instead, since reading the ids' range back to Python would break the graph there."""
-    if not _is_compiling():
+    if not is_compiling():
         check_ids(where, what, ids, num_nodes, side)
         return
     torch._assert_async(

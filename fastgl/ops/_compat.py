@@ -1,4 +1,5 @@
-"""torch.library entry points across torch 2.2 .. 2.13 (names changed in 2.4)."""
+"""torch entry points across torch 2.2 .. 2.13 (torch.library's names changed in 2.4,
+torch.compiler.is_compiling arrived in 2.3)."""
 
 from collections.abc import Callable
 
@@ -55,3 +56,12 @@ def register_autograd_kernel(qualname: str, backward: Callable, setup_context: C
 def new_dynamic_size() -> "torch.SymInt":
     """A data-dependent output length inside a fake kernel."""
     return torch.library.get_ctx().new_dynamic_size()  # torch.library.get_ctx: torch >= 2.2
+
+
+def is_compiling() -> bool:
+    """Whether this code is being traced by ``torch.compile``, where reading a value back to
+    Python would break the graph."""
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling()
+    return torch._dynamo.is_compiling()  # torch < 2.3

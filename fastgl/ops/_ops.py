@@ -162,6 +162,7 @@ class HopsSample(NamedTuple):
     seed_local: Tensor
     in_degrees: Tensor
     tree: Tensor
+    col_ptr: Tensor
 
 
 def sample_hops(
@@ -195,7 +196,13 @@ def sample_hops(
         ``row``/``col`` (local source and target of every drawn edge), ``edge_ids`` (``eid`` of
         each edge's CSC slot, or the slot when ``eid`` is ``None``), ``edge_counts [B, L]``,
         ``seed_local`` (local id of every seed), ``in_degrees`` (of every node in the graph) and
-        ``tree`` (disjoint: the seed each node's tree grows from; else empty).
+        ``tree`` (disjoint: the seed each node's tree grows from; else empty) and, hop-wise,
+        ``col_ptr`` (``n_b + 1`` CSC offsets per batch over its local nodes: a hop's edges
+        target the nodes new at the hop before, in order, so ``col`` ascends in each batch and
+        the in-edges of batch ``b``'s local node ``v`` are its edges ``col_ptr_b[v]`` to
+        ``col_ptr_b[v + 1]``; empty when layer-wise). Hop-wise on a GPU, each block's offsets
+        and sources are recorded as valid, so an op over a fresh block reads nothing back to
+        check them.
 
     Example:
         >>> import fastgl
@@ -233,6 +240,7 @@ def _sample_hops_fake(
     nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
     edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
     tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
+    col_ptr = seeds.new_empty(0 if layerwise else num_nodes + num_batches, dtype=torch.int64)
     # The counts come back on the host on every device (one read-back sizes the outputs).
     counts = [torch.empty(num_batches, n, dtype=torch.int64) for n in (num_hops + 1, num_hops)]
     return (
@@ -243,6 +251,7 @@ def _sample_hops_fake(
         seeds.new_empty(seeds.shape[0], dtype=torch.int64),
         torch.empty_like(nodes),
         tree,
+        col_ptr,
     )
 
 

@@ -267,6 +267,7 @@ def _sample_batches(
     per_edge = [t.split(edge_sizes) for t in (out.row, out.col, out.edge_ids)]
     per_seed = out.seed_local.split(sizes)
     per_tree = out.tree.split(node_sizes) if sampler.disjoint else [None] * len(sizes)
+    per_ptr = out.col_ptr.split([n + 1 for n in node_sizes])
     return [
         SampledSubgraph(
             nodes=per_node[0][b],
@@ -278,6 +279,7 @@ def _sample_batches(
             seed_index=per_seed[b],
             in_degrees=per_node[1][b],
             batch=per_tree[b],
+            indptr=per_ptr[b],
         )
         for b in range(len(sizes))
     ]

@@ -28,6 +28,11 @@ class SampledSubgraph:
             in the sample), or ``None``.
         batch: for disjoint sampling, the seed (position in the batch) each node belongs to;
             ``None`` otherwise.
+        indptr: ``[len(nodes) + 1]`` CSC offsets of ``col`` (node ``v``'s sampled in-edges at
+            ``indptr[v] .. indptr[v+1]``) when the sampler gives them, or ``None``: the blocks
+            then derive them from ``col`` when it is grouped by target in node order. A
+            subgraph whose edges are replaced (``dataclasses.replace(sub, row=..., col=...)``)
+            must drop it (``indptr=None``) or give the new one.
     """
 
     nodes: Tensor
@@ -39,6 +44,7 @@ class SampledSubgraph:
     seed_index: Tensor
     in_degrees: Tensor | None = None
     batch: Tensor | None = None
+    indptr: Tensor | None = None
 
     @property
     def batch_size(self) -> int:
@@ -87,7 +93,11 @@ class SampledSubgraph:
         node order and each hop's edges target the nodes of the hop before (a sampler's are:
         transits draw in turn), else ``None``. Every block's destinations are then a prefix of
         the nodes and its edges a prefix of the edges, so one array serves all blocks, and the
-        blocks need not each rebuild it for aggregation."""
+        blocks need not each rebuild it for aggregation. The sampler's own offsets, when it
+        gives them, are used as they are: reading them back to check them would cost a
+        synchronization on a GPU."""
+        if self.indptr is not None:
+            return self.indptr
         indptr = sorted_target_offsets(self.col, self.nodes.numel())
         if indptr is None or indptr[node_ends[:-1]].tolist() != edge_ends[1:]:
             return None

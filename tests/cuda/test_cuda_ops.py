@@ -19,6 +19,7 @@ from reference import (
 
 from benchmarks.device_counts import count_syncs
 from fastgl import CSCGraph, NeighborSampler
+from fastgl.nn.functional import aggregate
 from fastgl.ops import csc_from_coo, id_map, sample_hops, sample_neighbors
 from fastgl.sampling import neighbor_sample
 from fastgl.sampling.neighbor import _sample_batches
@@ -275,6 +276,43 @@ def test_neighbor_sampler_cuda_synchronizes_once_per_window():
     batches = list(torch.randint(0, NUM_NODES, (8, 1024), generator=_gen(8)).cuda().unbind())
     assert count_syncs(lambda: sampler.sample(batches[0])) == 1
     assert count_syncs(lambda: sampler.sample_batches(batches)) == 1
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+def test_aggregating_over_fresh_sampled_blocks_reads_nothing_back(reduce):
+    """The sampler's blocks carry the CSC offsets sample_hops made, and sample_hops records
+    them and the blocks' sources as checked: a forward pass over a fresh sample synchronizes
+    nowhere, and equals the CPU's over the same blocks."""
+    _, _, _, gpu = _graph(torch.int64, None)
+    sampler = NeighborSampler(gpu, [15, 10, 5])
+    x = torch.randn(NUM_NODES, 16, device="cuda")
+    seeds = torch.randint(0, NUM_NODES, (2, 1024), generator=_gen(9)).cuda()
+
+    def forward(sub):
+        h = x.index_select(0, sub.nodes)
+        return [aggregate(b, h[: b.num_src_nodes], reduce=reduce) for b in sub.blocks]
+
+    forward(sampler.sample(seeds[0]))  # the kernels' first use, on another sample
+    sub = sampler.sample(seeds[1])
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        outs = forward(sub)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    h = x.index_select(0, sub.nodes).cpu()
+    for block, out in zip(sub.blocks, outs):
+        want = aggregate(block.to("cpu"), h[: block.num_src_nodes], reduce=reduce)
+        torch.testing.assert_close(out.cpu(), want)
+
+
+def test_a_changed_sampled_block_is_checked_again():
+    _, _, _, gpu = _graph(torch.int64, None)
+    sub = NeighborSampler(gpu, [5, 5]).sample(torch.arange(0, NUM_NODES, 10, device="cuda"))
+    block = sub.blocks[0]
+    block.indptr[1] = block.num_edges + 1
+    with pytest.raises(ValueError, match=r"^Block: indptr must never decrease"):
+        aggregate(block, torch.randn(block.num_src_nodes, 4, device="cuda"))
 
 
 def test_neighbor_sampler_cuda_generator():

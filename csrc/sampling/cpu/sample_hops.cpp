@@ -202,6 +202,40 @@ void reserve_for_window(WindowSample& out, int64_t num_batches) {
   }
 }
 
+// Every batch's CSC offsets over its nodes (sample_hops.h's col_ptr), hop-wise: a batch's edge
+// targets ascend, so offset v is the index of its first edge whose target is >= v. Each edge
+// writes the offsets of the targets from the one before it (exclusive) up to its own: every
+// entry once, in parallel over the edges.
+at::Tensor in_edge_offsets(const WindowSample& out, int64_t num_batches, int64_t num_hops,
+                           const at::TensorOptions& options) {
+  std::vector<int64_t> node_end(num_batches), edge_end(num_batches);
+  int64_t nodes = 0, edges = 0;
+  for (int64_t b = 0; b < num_batches; ++b) {
+    for (int64_t h = 0; h <= num_hops; ++h) nodes += out.node_counts[b * (num_hops + 1) + h];
+    for (int64_t h = 0; h < num_hops; ++h) edges += out.edge_counts[b * num_hops + h];
+    node_end[b] = nodes;
+    edge_end[b] = edges;
+  }
+  at::Tensor ptr = at::empty({nodes + num_batches}, options);
+  int64_t* offsets = ptr.data_ptr<int64_t>();
+  const int64_t* col = out.col.data();
+  for (int64_t b = 0; b < num_batches; ++b) {
+    const int64_t node_begin = b == 0 ? 0 : node_end[b - 1];
+    const int64_t edge_begin = b == 0 ? 0 : edge_end[b - 1];
+    const int64_t num_nodes = node_end[b] - node_begin, num_edges = edge_end[b] - edge_begin;
+    int64_t* batch_offsets = offsets + node_begin + b;
+    const int64_t* batch_col = col + edge_begin;
+    at::parallel_for(0, num_edges + 1, kPairGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t e = lo; e < hi; ++e) {
+        const int64_t from = e == 0 ? 0 : batch_col[e - 1] + 1;
+        const int64_t to = e == num_edges ? num_nodes : batch_col[e];
+        for (int64_t v = from; v <= to; ++v) batch_offsets[v] = e;
+      }
+    });
+  }
+  return ptr;
+}
+
 template <typename index_t, typename weight_t>
 HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& seeds,
                              const std::vector<int64_t>& seed_offsets, const HopsConfig& cfg) {
@@ -224,6 +258,8 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
     if (b == 0 && num_batches > 1) reserve_for_window(out, num_batches);
   }
   const auto options = seeds.options();
+  at::Tensor col_ptr = cfg.layerwise ? at::empty({0}, options)
+                                     : in_edge_offsets(out, num_batches, num_hops, options);
   auto counts = [&](const std::vector<int64_t>& flat, int64_t width) {
     return at::tensor(flat, options).view({num_batches, width});
   };
@@ -235,7 +271,8 @@ HopsResult sample_hops_typed(const Csc<index_t, weight_t>& g, const at::Tensor& 
           counts(out.edge_counts, num_hops),
           seed_local,
           into_tensor(std::move(out.in_degrees), options),
-          into_tensor(std::move(out.tree), options)};
+          into_tensor(std::move(out.tree), options),
+          col_ptr};
 }
 
 struct CpuSampleHops {
