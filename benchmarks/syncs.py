@@ -63,6 +63,14 @@ def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
     def forward_backward():
         aggregate(fresh_block(), x).sum().backward()
 
+    # A training step's first layer on its own new sample: the block's offsets and sources come
+    # from the sampler already checked, so the forward pass should add no synchronization.
+    features = torch.randn(graph.num_nodes, args.dim, device=device)
+
+    def sample_then_forward():
+        first = fastgl_sampler.sample(seeds).blocks[0]
+        return aggregate(first, features.index_select(0, first.src_nodes))
+
     csr = Structure(
         "block", block, block.src, block.dst, block.num_src_nodes, block.num_dst_nodes, {}
     )
@@ -101,6 +109,12 @@ def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
         ),
         ("aggregation forward", "torch.sparse.mm", 0, lambda: torch.sparse.mm(sparse, x.detach())),
         ("aggregation forward+backward", "fastgl aggregate", 0, forward_backward),
+        (
+            "sampling + aggregation forward",
+            "fastgl NeighborSampler.sample, aggregate",
+            0,
+            sample_then_forward,
+        ),
         ("ES-SpMM", "fastgl es_spmm width 16", 0, lambda: es_spmm(fresh_block(), x.detach(), 16)),
         ("DeepWalk, length 80", "fastgl random_walk", 0, lambda: random_walk(graph, seeds, 80)),
         (
