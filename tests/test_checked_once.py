@@ -1,9 +1,10 @@
 """Structure checks are made once per array version on the GPU (csrc/common/checked_once.h): an
 op skips the offset and id-range checks (and their synchronizations) of a CUDA structure that
-passed them and has not changed since, views of exactly that array included, and checks again
-after any in-place change made through torch, fastgl's gather_rows included, or for a new
-tensor. CPU structures are checked on every call: a CPU array is easily written behind torch's
-back (a NumPy view), which no version counter sees."""
+passed them and has not changed since, views of exactly that array that share its version
+counter included, and checks again after any in-place change made through torch, fastgl's
+gather_rows included, for an alias with a counter of its own, or for a new tensor. CPU
+structures are checked on every call: a CPU array is easily written behind torch's back (a
+NumPy view), which no version counter sees."""
 
 import pytest
 import torch
@@ -146,6 +147,18 @@ def test_a_view_of_the_same_cuda_array_is_known_and_a_shorter_one_is_not():
         torch.cuda.set_sync_debug_mode("default")
     with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
         ops.spmm(indptr[:4], indices, None, x)
+
+
+@needs_cuda
+def test_an_alias_with_a_version_counter_of_its_own_is_checked():
+    """``.data`` views the same array with a fresh counter, at version 0 like the checked
+    original's record: it must not pass for the original after a change the original's counter
+    saw."""
+    indptr, indices, x = _valid_structure("cuda")
+    ops.spmm(indptr, indices, None, x)  # recorded at version 0
+    indptr[1] = 3
+    with pytest.raises(RuntimeError, match=r"^spmm: indptr is not a valid offset array"):
+        ops.spmm(indptr.data, indices, None, x)
 
 
 @needs_cuda

@@ -123,7 +123,7 @@ struct NodeStorage {
 // A hop's edge buffers, and the scan of its draw counts (where each transit's edges start).
 struct HopEdges {
   at::Tensor slots, col, edge_id;  // slots hold the local ids once numbered
-  at::Tensor pair_ptr;
+  at::Tensor pair_ptr;  // the pairs' edge offsets, kept for the blocks' CSC offsets (hop-wise)
 };
 
 template <typename index_t, typename weight_t, typename Exec>
@@ -315,8 +315,14 @@ class HopEngine {
                               col.data_ptr<int64_t>(), edge_id.data_ptr<int64_t>()});
     number_level(h, base, slots, ptr.data_ptr<int64_t>() + pairs, edges, ptr.data_ptr<int64_t>(),
                  frontier.off);
-    hop_edges_.push_back({slots, col, edge_id, ptr});
+    // The pairs' edge offsets stay for the blocks' CSC offsets, which layer-wise blocks lack.
+    const at::Tensor pair_ptr = cfg_.layerwise ? at::Tensor() : ptr;
+    hop_edges_.push_back({slots, col, edge_id, pair_ptr});
     planned_bytes_ = saturating_add(planned_bytes_, level_bytes(edges));
+    if (pair_ptr.defined()) {
+      planned_bytes_ =
+          saturating_add(planned_bytes_, saturating_mul(pairs + 1, int64_t{sizeof(int64_t)}));
+    }
   }
 
   // The hop's edge buffers' size: frontier x fanout when that is bounded and within the budget,

@@ -198,10 +198,9 @@ inline void remember_sampled_blocks(const HopsResult& result) {
     for (int64_t h = 0; h < num_hops; ++h) {  // the block of hops 1 .. h + 1
       src += nodes[b * (num_hops + 1) + h + 1];
       block_edges += edges[b * num_hops + h];
-      remember_valid_offsets(std::get<kOutColPtr>(result).narrow(0, ptr_begin, dst + 1),
-                             block_edges);
+      remember_valid_offsets({std::get<kOutColPtr>(result), ptr_begin, dst + 1}, block_edges);
       if (block_edges > 0) {
-        remember_id_range(std::get<kOutRow>(result).narrow(0, edge_begin, block_edges), src - 1);
+        remember_id_range({std::get<kOutRow>(result), edge_begin, block_edges}, src - 1);
       }
       dst = src;
     }
