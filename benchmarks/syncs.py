@@ -116,12 +116,17 @@ def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
             sample_then_forward,
         ),
         ("ES-SpMM", "fastgl es_spmm width 16", 0, lambda: es_spmm(fresh_block(), x.detach(), 16)),
-        ("DeepWalk, length 80", "fastgl random_walk", 0, lambda: random_walk(graph, seeds, 80)),
-        (
-            "node2vec p=2 q=0.5, length 80",
-            "fastgl random_walk",
-            0,
-            lambda: random_walk(graph, seeds, 80, p=2.0, q=0.5),
+        *(
+            (
+                f"{walk}, length 80",
+                f"fastgl random_walk, {schedule} schedule",
+                0,
+                lambda params=params, schedule=schedule: random_walk(
+                    graph, seeds, 80, schedule=schedule, **params
+                ),
+            )
+            for walk, params in (("DeepWalk", {}), ("node2vec p=2 q=0.5", dict(p=2.0, q=0.5)))
+            for schedule in ("sample", "transit")
         ),
     ]
 

@@ -305,6 +305,47 @@ def test_rows_of_one_edge_walk_as_their_trials_would(weighted):
         assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1]), schedule
 
 
+TRANSIT_CHUNK = 256  # walks per chunk of the transit schedule (a CUDA thread block's)
+
+
+def _chunks_at_one_node(column: torch.Tensor, degree: torch.Tensor) -> set[int]:
+    """Degrees of the rows whose walks fill a whole chunk of the transit order (walks stably
+    sorted by current node) at a step: the chunks that may cache their row."""
+    order = torch.sort(column, stable=True).indices
+    at = column[order]
+    full = len(at) // TRANSIT_CHUNK * TRANSIT_CHUNK
+    chunks = at[:full].view(-1, TRANSIT_CHUNK)
+    uniform = (chunks[:, 0] == chunks[:, -1]) & (chunks[:, 0] >= 0)
+    return {int(degree[node]) for node in chunks[uniform, 0]}
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("config", ["deepwalk", "node2vec p=0.25 q=4", "ppr node2vec"])
+def test_transit_chunks_at_one_node_walk_from_the_cached_row(config, weighted, dtype):
+    """The transit schedule runs the CUDA kernel's decomposition: chunks of 256 walks in transit
+    order, and a chunk whose walks all stand at one node steps from a copy of that node's row
+    when the row fits the cache (and, unweighted, has no more edges than the chunk has walks).
+    Walks started together fill such chunks at rows of every kind: a small row (cached), a row of
+    300 edges (cached only when weighted), a hub of 5000 (never cached); the walks are still the
+    reference's."""
+    small = random_edge_index(60, 400, seed=40)
+    medium = torch.stack([torch.full((300,), 1), torch.randint(0, 60, (300,), generator=gen(41))])
+    hub = torch.stack([torch.zeros(5000, dtype=torch.int64), torch.randint(0, 60, (5000,))])
+    edge_index = torch.cat([small[:, small[0] > 1], medium, hub], 1).to(dtype)
+    weight = random_weights(edge_index.shape[1], seed=42) if weighted else None
+    graph = CSCGraph.from_edge_index(edge_index, 60, edge_weight=weight)
+    csr = graph.out_csr()
+    degree = csr.indptr.diff()
+    starts = torch.cat([torch.full((600,), node) for node in (0, 1, 2)])
+    assert {5000, 300, int(degree[2])} <= _chunks_at_one_node(starts, degree)
+    assert degree[2] <= TRANSIT_CHUNK
+    walk = WALK_CONFIGS[config]
+    expected = random_walk_reference(csr.indptr, csr.indices, csr.weight, starts, 6, 9, **walk)
+    got = raw_walk(graph, starts, 6, weighted=weighted, schedule="transit", seed=9, **walk)
+    assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
+
+
 def test_node2vec_first_steps_are_first_order():
     """A node2vec walk's first step, and its first step after a teleport, draw what a
     first-order walk draws."""
@@ -595,8 +636,11 @@ def _graph_for_errors():
         (dict(generator=3), TypeError, "random_walk: generator must be a torch.Generator"),
     ],
 )
-def test_bad_input_is_rejected(change, error, match):
-    args = dict(starts=torch.tensor([0, 1]), length=3, generator=gen(0))
+@pytest.mark.parametrize("length", [0, 3])
+def test_bad_input_is_rejected(change, error, match, length):
+    """At length 0 the entry checks the starts, which otherwise the walks check as they read
+    them (so that a GPU call need not wait for a check before it walks)."""
+    args = dict(starts=torch.tensor([0, 1]), length=length, generator=gen(0))
     args.update(change)
     with pytest.raises(error, match=match):
         random_walk(_graph_for_errors(), **args)
@@ -633,6 +677,21 @@ def _raw(
         schedule,
         0,
     )
+
+
+@pytest.mark.parametrize("length", [0, 4])
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_bad_start_is_named_before_the_graph_is_read(schedule, length):
+    """Among many good walks, a start out of range is the error, named as other ops name an id
+    out of range (the extreme one), even when the graph is bad too (its offsets end early)."""
+    good = list(range(3)) * 200
+    for starts, message in [
+        (good + [7, 3], "starts id 7 out of range for a graph of 3 nodes"),
+        (good + [-2, -5], "starts id -5 is negative"),
+    ]:
+        for indptr in ([0, 1, 2, 3], [0, 1, 2, 2]):
+            with pytest.raises(RuntimeError, match=f"random_walk: {message}"):
+                _raw(indptr, [1, 2, 0], starts=starts, length=length, schedule=schedule)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

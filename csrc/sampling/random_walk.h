@@ -50,7 +50,8 @@ enum class WalkSchedule { kSample, kTransit };
 
 constexpr int64_t kNoWalkFault = INT64_MAX;  // what Backend::run returns when every walk is fine
 
-// Shapes, dtypes, devices and the scalar arguments; the rows are checked as the walks read them.
+// Shapes, dtypes, devices and the scalar arguments; the starts and rows are checked as the walks
+// read them, so that a CUDA call need not wait for a check before it walks.
 inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor& indices,
                                      const c10::optional<at::Tensor>& weight,
                                      const c10::optional<at::Tensor>& eid, const at::Tensor& starts,
@@ -79,14 +80,18 @@ inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor&
     check_output_fits(op, "the walks", length + 1, 2 * starts.numel() * sizeof(int64_t),
                       starts.device());
   }
-  check_ids_in_range(op, "starts", starts, indptr.numel() - 1);
 }
 
-// Raises the error of an encoded fault. The faulty walk stopped where it failed: its last node is
-// the one whose row failed, the one before it the previous node whose row node2vec searched.
-[[noreturn]] inline void raise_walk_fault(int64_t encoded, const at::Tensor& nodes,
-                                          int64_t num_nodes) {
+// Raises the error of an encoded fault. A bad start is named as every op names ids out of range
+// (the extreme one). Otherwise the faulty walk stopped where it failed: its last node is the one
+// whose row failed, the one before it the previous node whose row node2vec searched.
+[[noreturn]] inline void raise_walk_fault(int64_t encoded, const at::Tensor& starts,
+                                          const at::Tensor& nodes, int64_t num_nodes) {
   constexpr const char* op = kWalkOp;
+  if (encoded == kBadStartsFault) {
+    check_ids_in_range(op, "starts", starts, num_nodes);
+    TORCH_INTERNAL_ASSERT(false, op, ": a start was reported out of range, but none is");
+  }
   const int64_t walk = encoded / kNumWalkFaults, fault = encoded % kNumWalkFaults;
   constexpr const char* bad_indptr =
       "indptr is not a valid CSR offset array (it must start at 0, never decrease and end at "
@@ -112,7 +117,8 @@ inline void check_random_walk_inputs(const at::Tensor& indptr, const at::Tensor&
 
 // The op's entry point, shared by the backends: check, allocate the walks, write their starts and
 // return early when there is nothing to walk; otherwise `Backend::run(view, nodes, schedule)`
-// walks and returns the smallest encoded fault, or kNoWalkFault.
+// checks the starts (WalkView::drop_bad_start), walks, and returns the smallest encoded fault,
+// or kNoWalkFault.
 template <typename Backend>
 WalkResult random_walk_entry(const at::Tensor& indptr, const at::Tensor& indices,
                              const c10::optional<at::Tensor>& weight,
@@ -128,12 +134,16 @@ WalkResult random_walk_entry(const at::Tensor& indptr, const at::Tensor& indices
   at::Tensor nodes = empty_for_write({num_walks, length + 1}, options);
   at::Tensor edges = empty_for_write({num_walks, length}, options);
   if (num_walks == 0) return {nodes, edges};
+  if (length == 0) {  // no step reads a start: check them here
+    check_ids_in_range(kWalkOp, "starts", starts, indptr.numel() - 1);
+    return {nodes.copy_(starts.view({num_walks, 1})), edges};
+  }
   nodes.select(1, 0).copy_(starts);
-  if (length == 0) return {nodes, edges};
 
-  const WalkSchedule walk_schedule = schedule_name == "sample"    ? WalkSchedule::kSample
-                                     : schedule_name == "transit" ? WalkSchedule::kTransit
-                                                                  : Backend::kAutoSchedule;
+  const WalkSchedule walk_schedule = schedule_name == "sample" ? WalkSchedule::kSample
+                                     : schedule_name == "transit"
+                                         ? WalkSchedule::kTransit
+                                         : Backend::auto_schedule(num_walks, indptr.numel() - 1);
   const at::Tensor indptr_c = indptr.contiguous(), indices_c = indices.contiguous();
   const at::Tensor weight_c = contiguous_or_undefined(weight), eid_c = contiguous_or_undefined(eid);
   const double inv_p = 1 / p, inv_q = 1 / q;
@@ -160,7 +170,7 @@ WalkResult random_walk_entry(const at::Tensor& indptr, const at::Tensor& indices
             edges.data_ptr<int64_t>()};
         return Backend::run(view, nodes, walk_schedule);
       });
-  if (first_fault != kNoWalkFault) raise_walk_fault(first_fault, nodes, indptr.numel() - 1);
+  if (first_fault != kNoWalkFault) raise_walk_fault(first_fault, starts, nodes, indptr.numel() - 1);
   return {nodes, edges};
 }
 

@@ -30,6 +30,10 @@ C10_HOST_DEVICE inline int64_t encode_walk_fault(int64_t walk, int64_t fault) {
   return walk * kNumWalkFaults + fault;
 }
 
+// A start that is not a node: below every encoded fault, because the starts are checked before
+// the graph is read.
+constexpr int64_t kBadStartsFault = -1;
+
 // The restart decision's uniform, in units of 2^-53 (exact in a double).
 constexpr int64_t kRestartScale = int64_t{1} << 53;
 
@@ -146,6 +150,16 @@ struct WalkView {
   int64_t* edges;  // [S, length]: the CSR slot each step took (-1 for none), then its edge id
 
   C10_HOST_DEVICE int64_t node(int64_t w, int64_t t) const { return nodes[w * (length + 1) + t]; }
+
+  // Whether walk w starts outside the graph. Such a walk is ended before its first step (its
+  // start overwritten with -1) so that no step reads a row of it; the call then reports
+  // kBadStartsFault.
+  C10_HOST_DEVICE bool drop_bad_start(int64_t w) const {
+    int64_t* start = nodes + w * (length + 1);
+    if (0 <= *start && *start < num_nodes) return false;
+    *start = -1;
+    return true;
+  }
 
   // Step t of walk w: writes nodes[w, t+1] and the slot it took to edges[w, t] and returns 0, or
   // the WalkFault that ended the walk (padded like a terminated one). `cached_targets` and

@@ -7,6 +7,7 @@ import pytest
 import torch
 from reference import random_edge_index, random_weights, walk_paths_fault
 
+from benchmarks.device_counts import count_syncs
 from fastgl import CSCGraph
 from fastgl.ops import random_walk
 
@@ -30,24 +31,32 @@ def _graph(dtype=torch.int64, weighted=False):
 
 
 def _starts(graph):
-    """Random starts, and 6000 at one node of a few out-edges: whole blocks of walks then stand
-    at its neighbors after the first (first-order) step, so the transit schedule's block tier
-    caches their small rows in shared memory for second-order steps too."""
-    degree = graph.out_csr().indptr.diff()
+    """Random starts, and 6000 at a node of two out-edges to rows of 1 to 256 edges: after the
+    first (first-order) step, thousands of walks stand at each of those rows (a thousand when the
+    weighted second-order tests keep 2000 of them), so the transit schedule's chunks cache the
+    rows in shared memory for second-order steps too."""
+    csr = graph.out_csr()
+    degree = csr.indptr.diff()
+    small = (degree >= 1) & (degree <= 256)
+    hub_start = next(
+        node
+        for node in torch.nonzero(degree == 2).view(-1).tolist()
+        if bool(small[csr.indices[csr.indptr[node] : csr.indptr[node + 1]].long()].all())
+    )
     starts = torch.randint(0, 5200, (40_000,), generator=torch.Generator().manual_seed(3))
-    starts[:6000] = int(torch.nonzero((degree >= 2) & (degree <= 16))[0])
+    starts[:6000] = hub_start
     return starts
 
 
 def _reaches_the_row_cache(graph, nodes):
-    """Some step after the first has a full block (256) of walks at a node of 1 to 256 out-edges,
-    a row the block tier caches weighted or not (it caches an unweighted row only for at least
-    as many walks as edges)."""
+    """Some step after the first has a whole transit chunk (256 walks in transit order; any 511
+    walks at one node fill one) at a node of 1 to 256 out-edges, a row the kernel caches weighted
+    or not (it caches an unweighted row only for at least as many walks as edges)."""
     degree = graph.out_csr().indptr.diff()
     for t in range(1, nodes.shape[1] - 1):
         column = nodes[:, t]
         walks_at = torch.bincount(column[column >= 0], minlength=len(degree))
-        if bool(((walks_at >= 256) & (degree >= 1) & (degree <= 256)).any()):
+        if bool(((walks_at >= 511) & (degree >= 1) & (degree <= 256)).any()):
             return True
     return False
 
@@ -220,3 +229,60 @@ def test_cuda_bad_input_names_the_first_bad_walk(schedule):
         0,
     )
     assert nodes.tolist() == [[0, 1, 2, 3], [0, 1, 2, 3]]
+
+
+@pytest.mark.parametrize("schedule", ["sample", "transit"])
+def test_cuda_bad_starts_are_named_as_on_the_cpu(schedule):
+    """The kernels check the starts as they walk (a fault, no wait before walking); the error
+    names the extreme bad id, as the CPU's does."""
+    csr = _graph().out_csr()
+    for bad, message in [(6000, "starts id 6000 out of range for a graph of 5200"), (-4, "-4 is")]:
+        starts = torch.arange(3000)
+        starts[1234] = bad
+        for device in ("cpu", "cuda"):
+            with pytest.raises(RuntimeError, match=f"random_walk: {message}"):
+                torch.ops.fastgl.random_walk(
+                    csr.indptr.to(device),
+                    csr.indices.to(device),
+                    None,
+                    None,
+                    starts.to(device),
+                    5,
+                    2.0,
+                    0.5,
+                    0.0,
+                    False,
+                    schedule,
+                    0,
+                )
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("schedule", ["sample", "transit", "auto"])
+def test_cuda_random_walk_synchronizes_once_whatever_the_length(schedule, weighted):
+    """One read of the fault word per call, for 1 step or 80, node2vec or not, with edge ids:
+    the transit schedule sorts on the device and sizes nothing on the host."""
+    graph = _graph(weighted=weighted).to("cuda")
+    starts = _starts(graph.to("cpu")).cuda()
+    csr = graph.out_csr()
+    for length in (1, 80):
+        for walk in ("deepwalk", "node2vec"):
+            config = WALKS[walk]
+
+            def call(length=length, config=config):
+                return torch.ops.fastgl.random_walk(
+                    csr.indptr,
+                    csr.indices,
+                    csr.weight if weighted else None,
+                    csr.eid,
+                    starts,
+                    length,
+                    config.get("p", 1.0),
+                    config.get("q", 1.0),
+                    0.0,
+                    False,
+                    schedule,
+                    3,
+                )
+
+            assert count_syncs(call) == 1, (length, walk)

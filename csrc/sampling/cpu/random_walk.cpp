@@ -2,10 +2,12 @@
 // kernels: whole (step) or in its parts, begin_step, the trials and take. "sample" walks whole
 // walks in parallel, each thread a few dozen at a time so that their memory reads overlap: a
 // group stepped together for first-order walks (walk_group), lanes that each advance by one read
-// a round for node2vec's (walk_lanes); "transit" steps all walks together,
-// ordered by current node each step (NextDoor's transit order: walks at one node read its row one
-// after another). Both give the same walks at any thread count.
+// a round for node2vec's (walk_lanes); "transit" steps all walks together, ordered by current
+// node each step, in the CUDA kernel's chunks and with its row cache (walk_transit.h), so that
+// the tests that compare the schedules check the GPU's decomposition too. Both give the same
+// walks at any thread count.
 #include "sampling/random_walk.h"
+#include "sampling/walk_transit.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -293,23 +295,55 @@ void walk_lanes(const WalkView<index_t, weight_t>& view, int64_t begin, int64_t 
   }
 }
 
+// Step t of the walks of transit chunks [begin, end) of `order` (walk_transit.h), a cached row
+// copied into `cache` (of kRowCacheBytes) as a CUDA block copies it into shared memory, so that
+// this schedule checks the GPU's on the host.
+template <typename index_t, typename weight_t, typename Fault>
+void step_transit_chunks(const WalkView<index_t, weight_t>& view, int64_t t, const int64_t* order,
+                         int64_t num_walks, int64_t begin, int64_t end, unsigned char* cache,
+                         const Fault& keep_fault) {
+  const int64_t capacity = row_cache_capacity<index_t, weight_t>(view.weight != nullptr);
+  weight_t* cached_weight = reinterpret_cast<weight_t*>(cache);
+  index_t* cached_targets =
+      reinterpret_cast<index_t*>(cached_weight + (view.weight ? capacity : 0));
+  for (int64_t chunk = begin; chunk < end; ++chunk) {
+    const ChunkRow cached = transit_chunk_row(view, order, num_walks, chunk, t, capacity);
+    const bool use_cache = cached.degree >= 0;
+    if (use_cache) {
+      std::copy_n(view.indices + cached.start, cached.degree, cached_targets);
+      if (view.weight) std::copy_n(view.weight + cached.start, cached.degree, cached_weight);
+    }
+    const int64_t* walks = order + chunk * kTransitChunk;
+    for (int64_t i = 0; i < transit_chunk_walks(num_walks, chunk); ++i) {
+      const int64_t fault =
+          use_cache ? view.step(walks[i], t, cached_targets, view.weight ? cached_weight : nullptr)
+                    : view.step(walks[i], t);
+      if (fault != 0) keep_fault(walks[i], fault);
+    }
+  }
+}
+
 struct CpuRandomWalk {
-  static constexpr WalkSchedule kAutoSchedule = WalkSchedule::kSample;
+  static WalkSchedule auto_schedule(int64_t /*num_walks*/, int64_t /*num_nodes*/) {
+    return WalkSchedule::kSample;
+  }
 
   template <typename index_t, typename weight_t>
   static int64_t run(const WalkView<index_t, weight_t>& view, const at::Tensor& nodes,
                      WalkSchedule schedule) {
+    const int64_t num_walks = nodes.size(0);
+    std::atomic<int64_t> first_fault{kNoWalkFault};
+    at::parallel_for(0, num_walks, kStepGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t w = begin; w < end; ++w) {
+        if (view.drop_bad_start(w)) keep_smallest(first_fault, kBadStartsFault);
+      }
+    });
+    if (first_fault.load() != kNoWalkFault) return first_fault.load();
     if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
       return encode_walk_fault(0, kBadOffsetEnds);
     }
-    const int64_t num_walks = nodes.size(0);
-    std::atomic<int64_t> first_fault{kNoWalkFault};
     auto keep_fault = [&](int64_t w, int64_t fault) {
       keep_smallest(first_fault, encode_walk_fault(w, fault));  // names the first bad walk
-    };
-    auto step = [&](int64_t w, int64_t t) {
-      const int64_t fault = view.step(w, t);
-      if (fault != 0) keep_fault(w, fault);
     };
     if (schedule == WalkSchedule::kSample) {
       at::parallel_for(0, num_walks, kWalkGrain, [&](int64_t begin, int64_t end) {
@@ -326,13 +360,15 @@ struct CpuRandomWalk {
       });
       return first_fault.load();
     }
+    const int64_t num_chunks = (num_walks + kTransitChunk - 1) / kTransitChunk;
     for (int64_t t = 0; t < view.length; ++t) {
       // Ended walks (node -1) sort first and only pad.
       const at::Tensor order =
           std::get<1>(at::sort(nodes.select(1, t), c10::optional<bool>(true), 0, false));
-      const int64_t* walk_of = order.data_ptr<int64_t>();
-      at::parallel_for(0, num_walks, kStepGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) step(walk_of[i], t);
+      at::parallel_for(0, num_chunks, kStepGrain / kTransitChunk, [&](int64_t begin, int64_t end) {
+        alignas(16) std::array<unsigned char, kRowCacheBytes> cache;
+        step_transit_chunks(view, t, order.data_ptr<int64_t>(), num_walks, begin, end, cache.data(),
+                            keep_fault);
       });
     }
     if (view.eid) {

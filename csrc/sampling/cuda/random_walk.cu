@@ -1,19 +1,20 @@
 // CUDA random_walk through the same WalkView::step as the CPU reference (random_walk.h), so both
-// return the same walks. Two schedules:
-//   * transit (the default): NextDoor's transit parallelism (transit_schedule.h), one step of all
-//     walks per round, the walks grouped by current node. Nodes holding few walks get a thread
-//     per walk in node order (neighboring threads read the same row); nodes holding many get
-//     thread blocks that cache the node's row (and weights) in shared memory once for all their
-//     walks. Costs per step a sort, a schedule of a few small tensors and four host
-//     synchronizations (the sizes of its unique_consecutive, its two nonzero and its block
-//     count), so walks of many steps over few walks may run faster under "sample".
-//   * sample: a thread per walk runs it to the end; no scheduling, scattered reads.
+// return the same walks. Two schedules, neither waiting for the device until the end:
+//   * transit: NextDoor's transit parallelism (walk_transit.h), one step of all walks per
+//     round. A device radix sort orders the walks by current node; a thread block then takes a
+//     chunk of that order, caching the row in shared memory when the chunk's walks all stand at
+//     one node.
+//   * sample: a thread per walk runs it to the end; no sorting, scattered reads.
+// "auto" takes transit only where rows repeat within a step: when the walks outnumber the nodes.
+// A call reads the device once, at the end: the first fault, which the starts check (a kernel)
+// and every step keep.
 #include "common/cuda_utils.cuh"
 #include "sampling/cuda/row_cache.cuh"
 #include "sampling/random_walk.h"
-#include "sampling/transit_schedule.h"
+#include "sampling/walk_transit.h"
 
 #include <torch/library.h>
+#include <cub/device/device_radix_sort.cuh>
 
 namespace fastgl::sampling {
 namespace {
@@ -24,19 +25,24 @@ using fastgl::cuda::global_thread_stride;
 using fastgl::cuda::keep_smallest;
 using fastgl::cuda::kThreadsPerBlock;
 
-// A node holding this many walks in a step is worth a thread block that caches its row.
-constexpr int64_t kMinBlockTierWalks = 32;
+static_assert(kTransitChunk == kThreadsPerBlock, "a transit chunk is one thread block's walks");
 
 // A step's fault (0: none) of walk `walk`.
 __device__ void keep_first_fault(int64_t* first_fault, int64_t walk, int64_t fault) {
   if (fault != 0) keep_smallest(first_fault, encode_walk_fault(walk, fault));
 }
 
-// The rows' own checks cannot see offsets that start late or end early: checked once per call.
+// Ends the walks that start outside the graph (so that no step reads a row of theirs) and checks
+// the offsets' ends, which the rows' own checks cannot see.
 template <typename index_t, typename weight_t>
-__global__ void check_offset_ends_kernel(WalkView<index_t, weight_t> view, int64_t* first_fault) {
+__global__ void check_walk_inputs_kernel(WalkView<index_t, weight_t> view, int64_t num_walks,
+                                         int64_t* first_fault) {
+  for (int64_t w = global_thread_index(); w < num_walks; w += global_thread_stride()) {
+    if (view.drop_bad_start(w)) keep_smallest(first_fault, kBadStartsFault);
+  }
   // Not through keep_first_fault: kBadOffsetEnds is 0, which it reads as a step without fault.
-  if (!valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
+  if (global_thread_index() == 0 &&
+      !valid_offset_ends(view.indptr, view.num_nodes, view.num_edges)) {
     keep_smallest(first_fault, encode_walk_fault(0, kBadOffsetEnds));
   }
 }
@@ -49,71 +55,95 @@ __global__ void walk_thread_per_walk_kernel(WalkView<index_t, weight_t> view, in
   }
 }
 
-// Step t of the thread tier's walks, `positions` indexing the walks' transit order.
+// The radix sort's keys: walk w's node at step t, plus one, so that ended walks (-1) sort first
+// as they do on the CPU.
 template <typename index_t, typename weight_t>
-__global__ void step_thread_per_walk_kernel(WalkView<index_t, weight_t> view, int64_t t,
-                                            const int64_t* order, const int64_t* positions,
-                                            int64_t num_positions, int64_t* first_fault) {
-  for (int64_t i = global_thread_index(); i < num_positions; i += global_thread_stride()) {
-    const int64_t w = order[positions[i]];
-    keep_first_fault(first_fault, w, view.step(w, t));
+__global__ void transit_keys_kernel(WalkView<index_t, weight_t> view, int64_t num_walks, int64_t t,
+                                    uint64_t* keys) {
+  for (int64_t w = global_thread_index(); w < num_walks; w += global_thread_stride()) {
+    keys[w] = static_cast<uint64_t>(view.node(w, t) + 1);
   }
 }
 
-// Step t of one chunk of up to blockDim walks standing at the same node.
+// Step t of the walks in chunks of transit order `order`, a block per chunk.
 template <typename index_t, typename weight_t>
-__global__ void step_block_per_node_kernel(WalkView<index_t, weight_t> view, int64_t t,
-                                           TransitSchedule::Device schedule, int64_t cache_capacity,
+__global__ void step_transit_chunks_kernel(WalkView<index_t, weight_t> view, int64_t t,
+                                           const int64_t* order, int64_t num_walks,
+                                           int64_t num_chunks, int64_t cache_capacity,
                                            int64_t* first_fault) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int64_t segment = schedule.block_segment[blockIdx.x];
-  const int64_t node = schedule.segment_transit[segment];  // -1: ended walks, which only pad
-  const int64_t chunk_begin =
-      schedule.segment_start[segment] + schedule.block_chunk[blockIdx.x] * blockDim.x;
-  const int64_t segment_end = schedule.segment_start[segment + 1];
-  const int64_t chunk_walks = min(static_cast<int64_t>(blockDim.x), segment_end - chunk_begin);
-
-  // Cache the row when it is readable (a walk that fails on it reports that itself) and reading
-  // it once saves reads: weighted steps scan the whole row, unweighted ones read one slot each.
-  int64_t start = 0, degree = -1;
-  if (node >= 0) {
-    start = view.indptr[node];
-    const int64_t end = view.indptr[node + 1];
-    if (valid_adjacency(start, end, view.num_edges)) degree = end - start;
-  }
-  const bool cached =
-      0 <= degree && degree <= cache_capacity && (view.weight != nullptr || chunk_walks >= degree);
-  CachedRow<index_t, weight_t> row{nullptr, nullptr};
-  if (cached) {  // the same for every thread of the block: the barrier is reached by all
-    row = cache_row(shared_bytes, cache_capacity, view.indices + start,
-                    view.weight ? view.weight + start : nullptr, degree);
-  }
-
-  const int64_t position = chunk_begin + threadIdx.x;
-  if (position < segment_end) {
-    const int64_t w = schedule.order[position];
-    keep_first_fault(first_fault, w, view.step(w, t, row.targets, row.weight));
+  // The whole block takes the same chunks and the same branches: all reach the barriers.
+  for (int64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    const ChunkRow cached = transit_chunk_row(view, order, num_walks, chunk, t, cache_capacity);
+    CachedRow<index_t, weight_t> row{nullptr, nullptr};
+    if (cached.degree >= 0) {
+      row = cache_row(shared_bytes, cache_capacity, view.indices + cached.start,
+                      view.weight ? view.weight + cached.start : nullptr, cached.degree);
+    }
+    if (threadIdx.x < transit_chunk_walks(num_walks, chunk)) {
+      const int64_t w = order[chunk * kTransitChunk + threadIdx.x];
+      keep_first_fault(first_fault, w, view.step(w, t, row.targets, row.weight));
+    }
+    if (cached.degree >= 0) __syncthreads();  // the next chunk's row overwrites this one
   }
 }
 
-// One step of every walk in transit order: `current` is the nodes' column t.
-template <typename index_t, typename weight_t>
-void step_in_transit_order(const WalkView<index_t, weight_t>& view, const at::Tensor& current,
-                           int64_t t, int64_t* first_fault, cudaStream_t stream) {
-  const TransitSchedule schedule =
-      schedule_by_transit(current, kMinBlockTierWalks, kThreadsPerBlock);
-  const int64_t thread_walks = schedule.thread_tier.numel();
-  if (thread_walks > 0) {
-    step_thread_per_walk_kernel<<<blocks_for(thread_walks), kThreadsPerBlock, 0, stream>>>(
-        view, t, schedule.order.data_ptr<int64_t>(), schedule.thread_tier.data_ptr<int64_t>(),
-        thread_walks, first_fault);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+// Each step's transit order, by a device radix sort of (node + 1, walk id) over the bits the
+// node ids use; its buffers and scratch serve every step of the call.
+class TransitOrder {
+ public:
+  TransitOrder(int64_t num_walks, int64_t num_nodes, const at::TensorOptions& options,
+               cudaStream_t stream)
+      : num_walks_(num_walks),
+        // Keys run from 0 (an ended walk) to num_nodes.
+        end_bit_(std::max(1, 64 - __builtin_clzll(static_cast<uint64_t>(num_nodes) | 1))),
+        stream_(stream),
+        keys_(at::empty({2, num_walks}, options)),
+        walk_ids_(at::arange(num_walks, options)),
+        order_(at::empty({num_walks}, options)) {
+    size_t bytes = 0;
+    sort(nullptr, bytes);
+    scratch_ = at::empty({static_cast<int64_t>(bytes)}, options.dtype(at::kByte));
   }
-  const int64_t block_items = schedule.block_segment.numel();
-  if (block_items > 0) {
-    const int64_t capacity = row_cache_capacity<index_t, weight_t>(view.weight != nullptr);
-    step_block_per_node_kernel<<<block_items, kThreadsPerBlock, kRowCacheBytes, stream>>>(
-        view, t, schedule.device(), capacity, first_fault);
+
+  // The walks sorted by their node at step t (stable: ties keep walk order).
+  template <typename index_t, typename weight_t>
+  const int64_t* at_step(const WalkView<index_t, weight_t>& view, int64_t t) {
+    transit_keys_kernel<<<blocks_for(num_walks_), kThreadsPerBlock, 0, stream_>>>(
+        view, num_walks_, t, unsorted_keys());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    size_t bytes = scratch_.numel();
+    sort(scratch_.data_ptr(), bytes);
+    return order_.data_ptr<int64_t>();
+  }
+
+ private:
+  uint64_t* unsorted_keys() { return reinterpret_cast<uint64_t*>(keys_.data_ptr<int64_t>()); }
+
+  void sort(void* scratch, size_t& bytes) {
+    C10_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        scratch, bytes, unsorted_keys(), unsorted_keys() + num_walks_,
+        walk_ids_.data_ptr<int64_t>(), order_.data_ptr<int64_t>(), num_walks_, 0, end_bit_,
+        stream_));
+  }
+
+  int64_t num_walks_;
+  int end_bit_;
+  cudaStream_t stream_;
+  at::Tensor keys_, walk_ids_, order_, scratch_;
+};
+
+template <typename index_t, typename weight_t>
+void walk_in_transit_order(const WalkView<index_t, weight_t>& view, int64_t num_walks,
+                           const at::TensorOptions& options, int64_t* first_fault,
+                           cudaStream_t stream) {
+  TransitOrder transit(num_walks, view.num_nodes, options, stream);
+  const int64_t num_chunks = (num_walks + kTransitChunk - 1) / kTransitChunk;
+  const int64_t capacity = row_cache_capacity<index_t, weight_t>(view.weight != nullptr);
+  for (int64_t t = 0; t < view.length; ++t) {
+    const int64_t* order = transit.at_step(view, t);
+    step_transit_chunks_kernel<<<blocks_for(num_walks), kTransitChunk, kRowCacheBytes, stream>>>(
+        view, t, order, num_walks, num_chunks, capacity, first_fault);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }
@@ -128,7 +158,9 @@ __global__ void name_edges_kernel(WalkView<index_t, weight_t> view, int64_t num_
 }
 
 struct CudaRandomWalk {
-  static constexpr WalkSchedule kAutoSchedule = WalkSchedule::kTransit;
+  static WalkSchedule auto_schedule(int64_t num_walks, int64_t num_nodes) {
+    return num_walks >= num_nodes ? WalkSchedule::kTransit : WalkSchedule::kSample;
+  }
 
   template <typename index_t, typename weight_t>
   static int64_t run(const WalkView<index_t, weight_t>& view, const at::Tensor& nodes,
@@ -137,16 +169,15 @@ struct CudaRandomWalk {
     const cudaStream_t stream = fastgl::cuda::current_stream();
     at::Tensor first_fault = at::full({1}, kNoWalkFault, nodes.options());
     int64_t* fault = first_fault.data_ptr<int64_t>();
-    check_offset_ends_kernel<<<1, 1, 0, stream>>>(view, fault);
+    check_walk_inputs_kernel<<<blocks_for(num_walks), kThreadsPerBlock, 0, stream>>>(
+        view, num_walks, fault);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     if (schedule == WalkSchedule::kSample) {
       walk_thread_per_walk_kernel<<<blocks_for(num_walks), kThreadsPerBlock, 0, stream>>>(
           view, num_walks, fault);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     } else {
-      for (int64_t t = 0; t < view.length; ++t) {
-        step_in_transit_order(view, nodes.select(1, t), t, fault, stream);
-      }
+      walk_in_transit_order(view, num_walks, nodes.options(), fault, stream);
     }
     if (view.eid != nullptr) {
       const int64_t num_positions = num_walks * view.length;
@@ -154,7 +185,7 @@ struct CudaRandomWalk {
           view, num_positions, fault);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
-    return first_fault.item<int64_t>();
+    return first_fault.item<int64_t>();  // the call's one synchronization
   }
 };
 

@@ -1,23 +1,14 @@
-// The transit schedule's block tier (transit_schedule.h): a thread block serves many pairs or
-// walks standing at one node, so it copies the node's row (targets and, when weighted, weights)
-// into shared memory once and every thread draws from that copy. Shared by the CUDA samplers.
+// A thread block that serves many pairs or walks standing at one node (sample_neighbors' block
+// tier, transit_schedule.h; random_walk's transit chunks, walk_transit.h) copies the node's row
+// (targets and, when weighted, weights) into shared memory once, and every thread draws from
+// that copy. Shared by the CUDA samplers.
 #pragma once
+
+#include "sampling/row_cache.h"
 
 #include <cstdint>
 
 namespace fastgl::sampling {
-
-// Dynamic shared memory per block for a cached row; longer rows are read from global memory
-// (still shared through L1/L2 by the block's threads).
-constexpr int64_t kRowCacheBytes = 32 * 1024;
-
-// Edges a row cache holds. A multiple of 8, so the targets behind the weights stay 8-byte
-// aligned whatever the two types.
-template <typename index_t, typename weight_t>
-inline int64_t row_cache_capacity(bool weighted) {
-  const int64_t bytes_per_edge = sizeof(index_t) + (weighted ? sizeof(weight_t) : 0);
-  return (kRowCacheBytes / bytes_per_edge) / 8 * 8;
-}
 
 template <typename index_t, typename weight_t>
 struct CachedRow {
