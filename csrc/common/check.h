@@ -80,12 +80,17 @@ inline int64_t check_ids_in_range(const char* op, const char* name, const at::Te
   return high;
 }
 
-// check_ids_in_range for a structure's `indices`, which ops read again and again: skipped while
-// the tensor is unchanged since it last passed (checked_once.h).
-inline void check_structure_ids(const char* op, const char* name, const at::Tensor& ids,
-                                int64_t bound) {
-  if (ids_known_below(ids, bound)) return;
-  remember_id_range(ids, check_ids_in_range(op, name, ids, bound));
+// check_ids_in_range for ids that ops read again and again (a structure's `indices`): skipped
+// while the tensor is unchanged since it last passed (checked_once.h). Returns the largest id,
+// or the bound on it that the record holds.
+inline int64_t check_structure_ids(const char* op, const char* name, const at::Tensor& ids,
+                                   int64_t bound) {
+  if (const std::optional<int64_t> known = known_max_id(ids); known && *known < bound) {
+    return *known;
+  }
+  const int64_t max_id = check_ids_in_range(op, name, ids, bound);
+  remember_id_range(ids, max_id);
+  return max_id;
 }
 
 // An optional argument as the backends take it: contiguous, or undefined when absent.

@@ -136,9 +136,10 @@ void remember_valid_offsets(const TensorRun& offsets, int64_t num_edges) {
   checked_once().remember(offsets, Fact::kValidOffsets, num_edges);
 }
 
-bool ids_known_below(const at::Tensor& ids, int64_t bound) {
+std::optional<int64_t> known_max_id(const at::Tensor& ids) {
   int64_t max_id = 0;
-  return checked_once().find(ids, Fact::kIdRange, &max_id) && max_id < bound;
+  if (!checked_once().find(ids, Fact::kIdRange, &max_id)) return std::nullopt;
+  return max_id;
 }
 
 void remember_id_range(const TensorRun& ids, int64_t max_id) {

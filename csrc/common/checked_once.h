@@ -21,6 +21,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace fastgl {
 
@@ -41,7 +42,11 @@ bool offsets_known_valid(const at::Tensor& offsets, int64_t num_edges);
 void remember_valid_offsets(const TensorRun& offsets, int64_t num_edges);
 
 // `ids` were checked to lie in [0, max_id]; known below `bound` when max_id < bound.
-bool ids_known_below(const at::Tensor& ids, int64_t bound);
+std::optional<int64_t> known_max_id(const at::Tensor& ids);
+inline bool ids_known_below(const at::Tensor& ids, int64_t bound) {
+  const std::optional<int64_t> max_id = known_max_id(ids);
+  return max_id && *max_id < bound;
+}
 void remember_id_range(const TensorRun& ids, int64_t max_id);
 
 // An op that writes `t` in place marks it changed, as torch's in-place ops do.

@@ -7,6 +7,8 @@ shared memory, or the block tier reading an adjacency too big for the 32 KiB cac
 memory) schedules a pair.
 """
 
+import dataclasses
+
 import pytest
 import torch
 from reference import (
@@ -304,6 +306,32 @@ def test_aggregating_over_fresh_sampled_blocks_reads_nothing_back(reduce):
     for block, out in zip(sub.blocks, outs):
         want = aggregate(block.to("cpu"), h[: block.num_src_nodes], reduce=reduce)
         torch.testing.assert_close(out.cpu(), want)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+def test_forward_and_backward_over_a_fresh_sampled_block_synchronize_once(reduce):
+    """The backward pass transposes the block (csc_from_coo of its edges by source): the
+    block's sources are known checked, the targets are counted without a read-back and the
+    transposed arrays are recorded as checked, so only the check of the expanded rows reads the
+    device. Each call aggregates over a fresh copy of the block, whose transpose is not cached
+    yet. The gradients equal the CPU's."""
+    _, _, _, gpu = _graph(torch.int64, None)
+    seeds = torch.randint(0, NUM_NODES, (1024,), generator=_gen(10)).cuda()
+    block = NeighborSampler(gpu, [15, 10, 5]).sample(seeds).blocks[-1]
+    h = torch.randn(block.num_src_nodes, 16, generator=_gen(11))
+    weight = torch.rand(block.num_edges, generator=_gen(12))
+
+    def forward_backward(structure, h, weight):
+        h, weight = h.detach().requires_grad_(), weight.detach().requires_grad_()
+        aggregate(structure, h, weight, reduce=reduce).square().sum().backward()
+        return h.grad, weight.grad
+
+    h_gpu, weight_gpu = h.cuda(), weight.cuda()
+    assert count_syncs(lambda: forward_backward(dataclasses.replace(block), h_gpu, weight_gpu)) == 1
+    got = forward_backward(dataclasses.replace(block), h_gpu, weight_gpu)
+    want = forward_backward(block.to("cpu"), h, weight)
+    torch.testing.assert_close(got[0].cpu(), want[0])
+    torch.testing.assert_close(got[1].cpu(), want[1])
 
 
 def test_a_changed_sampled_block_is_checked_again():
