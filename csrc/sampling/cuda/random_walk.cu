@@ -8,6 +8,7 @@
 // "auto" takes transit only where rows repeat within a step: when the walks outnumber the nodes.
 // A call reads the device once, at the end: the first fault, which the starts check (a kernel)
 // and every step keep.
+#include "common/cub_length.cuh"
 #include "common/cuda_utils.cuh"
 #include "sampling/cuda/row_cache.cuh"
 #include "sampling/random_walk.h"
@@ -123,8 +124,8 @@ class TransitOrder {
   void sort(void* scratch, size_t& bytes) {
     C10_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
         scratch, bytes, unsorted_keys(), unsorted_keys() + num_walks_,
-        walk_ids_.data_ptr<int64_t>(), order_.data_ptr<int64_t>(), num_walks_, 0, end_bit_,
-        stream_));
+        walk_ids_.data_ptr<int64_t>(), order_.data_ptr<int64_t>(),
+        fastgl::cuda::cub_length(kWalkOp, num_walks_), 0, end_bit_, stream_));
   }
 
   int64_t num_walks_;

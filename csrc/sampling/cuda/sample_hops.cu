@@ -4,6 +4,7 @@
 // and synchronizes once, at the end, to read the counts and the fault word; only a hop whose
 // worst case is unbounded (fanout -1) or over the memory budget waits once more for its size.
 // The host harness (cpu/sample_hops_staged.cpp) runs the same stages in CI.
+#include "common/cub_length.cuh"
 #include "common/cuda_utils.cuh"
 #include "sampling/hop_engine.h"
 
@@ -50,12 +51,13 @@ struct CudaExec {
   void exclusive_scan(const int64_t* in, int64_t* out, int64_t n) const {
     C10_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int64_t), stream));
     if (n == 0) return;
+    const auto length = fastgl::cuda::cub_length(kHopsOp, n);
     size_t bytes = 0;
-    C10_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, n, stream));
+    C10_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, length, stream));
     const at::Tensor scratch =
         at::empty({static_cast<int64_t>(bytes)}, device_options.dtype(at::kByte));
     C10_CUDA_CHECK(
-        cub::DeviceScan::InclusiveSum(scratch.data_ptr(), bytes, in, out + 1, n, stream));
+        cub::DeviceScan::InclusiveSum(scratch.data_ptr(), bytes, in, out + 1, length, stream));
   }
 
   // Through pinned memory, so the copy is asynchronous; the caching host allocator keeps the
