@@ -289,9 +289,9 @@ def random_walk(
     without out-edges. A walk that ends, or reaches a node without (positive-weight) out-edges
     without ``ppr``, is padded with ``-1``. ``schedule`` picks how walks are run in parallel
     (``"sample"``: whole walks; ``"transit"``: step by step grouped by current node, NextDoor's
-    transit parallelism; ``"auto"``: sample on the CPU, and on CUDA transit when the walks
-    outnumber the graph's nodes, sample otherwise); the walks are the same. On CUDA a call
-    synchronizes once, at its end, whatever the length.
+    transit parallelism; ``"auto"``: sample on the CPU, and on CUDA transit when there are
+    at least as many walks as the graph has nodes, sample otherwise); the walks are the same.
+    On CUDA a call synchronizes once, at its end, whatever the length.
     The draws depend only on one key from ``generator`` (default: torch's, on the graph's device).
 
     Args:

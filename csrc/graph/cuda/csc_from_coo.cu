@@ -17,10 +17,13 @@ using fastgl::cuda::global_thread_index;
 using fastgl::cuda::global_thread_stride;
 using fastgl::cuda::kThreadsPerBlock;
 
-// counts[v] += the edges targeting v (counts zeroed, every target checked below its length).
-__global__ void count_targets_kernel(const int64_t* target, int64_t num_edges, int64_t* counts) {
+// counts[v] += the edges targeting v (counts zeroed). The targets were checked, or are known
+// checked; one changed behind torch's back is skipped rather than written out of bounds.
+__global__ void count_targets_kernel(const int64_t* target, int64_t num_edges, int64_t num_nodes,
+                                     int64_t* counts) {
   for (int64_t e = global_thread_index(); e < num_edges; e += global_thread_stride()) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(counts + target[e]), 1ULL);
+    const int64_t v = target[e];
+    if (0 <= v && v < num_nodes) atomicAdd(reinterpret_cast<unsigned long long*>(counts + v), 1ULL);
   }
 }
 
@@ -30,7 +33,7 @@ at::Tensor count_targets(const at::Tensor& target, int64_t num_nodes) {
   if (num_edges == 0) return counts;
   count_targets_kernel<<<blocks_for(num_edges), kThreadsPerBlock, 0,
                          fastgl::cuda::current_stream()>>>(target.data_ptr<int64_t>(), num_edges,
-                                                           counts.data_ptr<int64_t>());
+                                                           num_nodes, counts.data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return counts;
 }

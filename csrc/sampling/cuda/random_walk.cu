@@ -5,7 +5,8 @@
 //     chunk of that order, caching the row in shared memory when the chunk's walks all stand at
 //     one node.
 //   * sample: a thread per walk runs it to the end; no sorting, scattered reads.
-// "auto" takes transit only where rows repeat within a step: when the walks outnumber the nodes.
+// "auto" takes transit only where rows repeat within a step: when there are at least as many
+// walks as nodes.
 // A call reads the device once, at the end: the first fault, which the starts check (a kernel)
 // and every step keep.
 #include "common/cub_length.cuh"
