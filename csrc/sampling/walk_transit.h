@@ -26,6 +26,11 @@ struct ChunkRow {
   int64_t node, start, degree;
 };
 
+// Chunks of a transit order of `num_walks` walks.
+C10_HOST_DEVICE inline int64_t transit_num_chunks(int64_t num_walks) {
+  return (num_walks + kTransitChunk - 1) / kTransitChunk;
+}
+
 // Walks in chunk `chunk` of a transit order of `num_walks` walks.
 C10_HOST_DEVICE inline int64_t transit_chunk_walks(int64_t num_walks, int64_t chunk) {
   const int64_t left = num_walks - chunk * kTransitChunk;

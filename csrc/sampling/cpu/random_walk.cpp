@@ -303,21 +303,20 @@ void step_transit_chunks(const WalkView<index_t, weight_t>& view, int64_t t, con
                          int64_t num_walks, int64_t begin, int64_t end, unsigned char* cache,
                          const Fault& keep_fault) {
   const int64_t capacity = row_cache_capacity<index_t, weight_t>(view.weight != nullptr);
-  weight_t* cached_weight = reinterpret_cast<weight_t*>(cache);
-  index_t* cached_targets =
-      reinterpret_cast<index_t*>(cached_weight + (view.weight ? capacity : 0));
+  const auto layout =
+      RowCacheLayout<index_t, weight_t>::in(cache, capacity, view.weight != nullptr);
   for (int64_t chunk = begin; chunk < end; ++chunk) {
     const ChunkRow cached = transit_chunk_row(view, order, num_walks, chunk, t, capacity);
-    const bool use_cache = cached.degree >= 0;
-    if (use_cache) {
-      std::copy_n(view.indices + cached.start, cached.degree, cached_targets);
-      if (view.weight) std::copy_n(view.weight + cached.start, cached.degree, cached_weight);
+    // Null pointers: the steps read the row from the graph.
+    RowCacheLayout<index_t, weight_t> row{nullptr, nullptr};
+    if (cached.degree >= 0) {
+      std::copy_n(view.indices + cached.start, cached.degree, layout.targets);
+      if (view.weight) std::copy_n(view.weight + cached.start, cached.degree, layout.weight);
+      row = layout;
     }
     const int64_t* walks = order + chunk * kTransitChunk;
     for (int64_t i = 0; i < transit_chunk_walks(num_walks, chunk); ++i) {
-      const int64_t fault =
-          use_cache ? view.step(walks[i], t, cached_targets, view.weight ? cached_weight : nullptr)
-                    : view.step(walks[i], t);
+      const int64_t fault = view.step(walks[i], t, row.targets, row.weight);
       if (fault != 0) keep_fault(walks[i], fault);
     }
   }
@@ -360,7 +359,7 @@ struct CpuRandomWalk {
       });
       return first_fault.load();
     }
-    const int64_t num_chunks = (num_walks + kTransitChunk - 1) / kTransitChunk;
+    const int64_t num_chunks = transit_num_chunks(num_walks);
     for (int64_t t = 0; t < view.length; ++t) {
       // Ended walks (node -1) sort first and only pad.
       const at::Tensor order =

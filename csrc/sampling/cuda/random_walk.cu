@@ -140,7 +140,7 @@ void walk_in_transit_order(const WalkView<index_t, weight_t>& view, int64_t num_
                            const at::TensorOptions& options, int64_t* first_fault,
                            cudaStream_t stream) {
   TransitOrder transit(num_walks, view.num_nodes, options, stream);
-  const int64_t num_chunks = (num_walks + kTransitChunk - 1) / kTransitChunk;
+  const int64_t num_chunks = transit_num_chunks(num_walks);
   const int64_t capacity = row_cache_capacity<index_t, weight_t>(view.weight != nullptr);
   for (int64_t t = 0; t < view.length; ++t) {
     const int64_t* order = transit.at_step(view, t);

@@ -23,14 +23,13 @@ template <typename index_t, typename weight_t>
 __device__ CachedRow<index_t, weight_t> cache_row(unsigned char* shared, int64_t capacity,
                                                   const index_t* targets, const weight_t* weight,
                                                   int64_t degree) {
-  weight_t* cached_weight = reinterpret_cast<weight_t*>(shared);
-  index_t* cached_targets = reinterpret_cast<index_t*>(cached_weight + (weight ? capacity : 0));
+  const auto cache = RowCacheLayout<index_t, weight_t>::in(shared, capacity, weight != nullptr);
   for (int64_t i = threadIdx.x; i < degree; i += blockDim.x) {
-    cached_targets[i] = targets[i];
-    if (weight) cached_weight[i] = weight[i];
+    cache.targets[i] = targets[i];
+    if (weight) cache.weight[i] = weight[i];
   }
   __syncthreads();
-  return {cached_targets, weight ? cached_weight : nullptr};
+  return {cache.targets, cache.weight};
 }
 
 }  // namespace fastgl::sampling
