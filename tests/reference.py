@@ -439,6 +439,15 @@ def sorted_by_source(edge_index: Tensor) -> Tensor:
     return edge_index[:, order]
 
 
+def rows_of_every_degree(max_degree: int) -> Tensor:
+    """Edges of a graph where node d - 1 has d in-edges (d = 1 .. max_degree), from distinct,
+    spread-out sources: every row length once, for draws that take rows almost whole."""
+    dst = torch.arange(max_degree).repeat_interleave(torch.arange(1, max_degree + 1))
+    row_start = dst * (dst + 1) // 2
+    src = (dst + 3 * (torch.arange(len(dst)) - row_start) + 1) % max_degree
+    return torch.stack([src, dst])
+
+
 def random_weights(
     num_edges: int, seed: int = 0, zero_fraction: float = 0.2, dtype: torch.dtype = torch.float32
 ) -> Tensor:

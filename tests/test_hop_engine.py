@@ -13,7 +13,7 @@ import re
 import pytest
 import torch
 from hypothesis import given, settings
-from reference import random_edge_index, random_weights
+from reference import random_edge_index, random_weights, rows_of_every_degree
 from test_sample_hops import hops_case
 
 from fastgl import CSCGraph
@@ -94,6 +94,18 @@ def test_engine_equals_cpu_at_fanout_boundaries(fanout, replace, weighted, budge
                 layerwise=layerwise,
             )
         )
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("fanout", [2, 31, 32, 33, 40, 69])
+def test_engine_draws_rows_almost_whole_as_the_cpu(fanout, replace):
+    """A pair's lanes draw together (one Floyd draw per lane, its collision decided from the raw
+    picks). Rows of every degree up to 70, each drawn by 64 batches (64 streams), collide most
+    where the fanout is close to the degree, chains of collisions included, and a fanout past
+    a warp gives lanes more than one draw."""
+    graph = CSCGraph.from_edge_index(rows_of_every_degree(70), num_nodes=70)
+    everyone = list(range(graph.num_nodes))
+    assert_same(*staged(graph, [everyone] * 64, [fanout], WORST_CASE, replace=replace, key=21))
 
 
 @pytest.mark.parametrize("budget", [WORST_CASE, WAIT_PER_HOP])

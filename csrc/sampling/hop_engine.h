@@ -2,17 +2,20 @@
 // stages (hop_stages.h) with no host read between them, and one synchronization at the end of
 // the call, which brings back the counts and the fault word together.
 //
-// Per hop: count the draws, scan them, draw + gather + insert (one pass), flag first
-// occurrences, scan the flags, one thread of bookkeeping, assign local ids (which also writes
-// the hop's new nodes, the next frontier, with their in-degrees). Every buffer is sized for the
-// worst case the host can bound (frontier x fanout) before the hop starts; only a hop whose
-// worst case is unbounded (fanout -1) or over the memory budget waits once for its exact size.
+// Per hop: count the draws, scan them, draw + gather + insert (one pass, a group of lanes per
+// pair), flag first occurrences, scan the flags, one thread of bookkeeping, assign local ids
+// (which also writes the hop's new nodes, the next frontier, with their in-degrees). Every buffer
+// is sized for the worst case the host can bound (frontier x fanout) before the hop starts; only a
+// hop whose worst case is unbounded (fanout -1) or over the memory budget waits once for its exact
+// size.
 //
 // `Exec` runs the stages: the CUDA backend launches kernels (cuda/sample_hops.cu), the host
 // harness runs the same stages over the same index ranges on CPU threads
 // (cpu/sample_hops_staged.cpp), so CI checks this engine, stage order and index ranges
 // included, against the CPU reference without a GPU. Exec provides
 //   for_each(n, stage)  stage(i) for every i < n, in parallel
+//   for_each_group(n, width, stage)  stage(i, lanes) for every i < n, each task shared by a
+//                       group of `width` lanes (common/lanes.h), in parallel
 //   single(stage)       stage(0) once, after everything before it
 //   exclusive_scan(in, out, n)  out[0] = 0, out[i + 1] = in[0] + ... + in[i]
 //   upload(host) / read(device)  copies; read waits for the work before it
@@ -309,10 +312,11 @@ class HopEngine {
     at::Tensor edge_id = at::empty({edges}, options_);
     const int64_t base = next_base_;
     next_base_ = saturating_add(next_base_, edges);
-    exec_.for_each(pairs, DrawAndInsert<index_t, weight_t>{
-                              call(), g_, frontier, num_batches_, h, base, draw,
-                              ptr.data_ptr<int64_t>(), slots.data_ptr<int64_t>(),
-                              col.data_ptr<int64_t>(), edge_id.data_ptr<int64_t>()});
+    exec_.for_each_group(
+        pairs, lanes_for(per_pair_bound(h)),
+        DrawAndInsert<index_t, weight_t>{call(), g_, frontier, num_batches_, h, base, draw,
+                                         ptr.data_ptr<int64_t>(), slots.data_ptr<int64_t>(),
+                                         col.data_ptr<int64_t>(), edge_id.data_ptr<int64_t>()});
     number_level(h, base, slots, ptr.data_ptr<int64_t>() + pairs, edges, ptr.data_ptr<int64_t>(),
                  frontier.off);
     // The pairs' edge offsets stay for the blocks' CSC offsets, which layer-wise blocks lack.

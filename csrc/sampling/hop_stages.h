@@ -182,7 +182,9 @@ struct CountDraws {
 
 // Pair p draws its edges (neighbor_draw.h, from its own Philox stream, as the CPU kernel) into
 // its run ptr[p] .. ptr[p + 1] of the hop's items, gathers each source, checks it and inserts
-// its key: the item's slot, its transit's local id (col) and its edge id.
+// its key: the item's slot, its transit's local id (col) and its edge id. A group of lanes
+// (common/lanes.h) shares the pair: they draw together, then each inserts its own draws, so the
+// table's probes of one pair are in flight at once.
 template <typename index_t, typename weight_t>
 struct DrawAndInsert {
   CallView call;
@@ -191,32 +193,34 @@ struct DrawAndInsert {
   int64_t num_batches, level, base;  // base: position of the hop's item 0
   DrawConfig cfg;
   const int64_t* ptr;  // [pairs + 1] scan of the counts
-  int64_t* slot_of;
+  int64_t* slot_of;    // holds the drawn offsets until they are replaced by slots
   int64_t* col;
-  int64_t* edge_id;  // holds the drawn offsets until they are replaced by edge ids
+  int64_t* edge_id;  // the draws' scratch until it receives the edge ids
 
-  C10_HOST_DEVICE void operator()(int64_t p) const {
+  template <typename Lanes>
+  C10_HOST_DEVICE void operator()(int64_t p, const Lanes& lanes) const {
     const int64_t first = ptr[p], count = ptr[p + 1] - first;
     if (count == 0) return;
     const int64_t key = frontier.list.key[p], b = frontier.list.batch[p];
     const int64_t t = call.node_of(key), start = g.col_start[t];
     const int64_t degree = g.col_start[t + 1] - start;
     const uint64_t stream = pair_stream(b, p - frontier.off[b]);
-    int64_t* offsets = edge_id + first;
-    draw_neighbor_offsets(cfg, stream, g.weight_from(start), degree, count, offsets);
+    draw_neighbor_offsets_in_lanes(lanes, cfg, stream, g.weight_from(start), degree, count,
+                                   slot_of + first, edge_id + first);
     const int64_t tree_base = key - t;  // tree * N, or 0
-    for (int64_t j = 0; j < count; ++j) {
-      const int64_t e = first + j, slot = start + offsets[j];
+    const int64_t transit_local = frontier.list.local[p];
+    lanes.each(count, [&](int64_t j) {
+      const int64_t e = first + j, slot = start + slot_of[e];
       const int64_t source = static_cast<int64_t>(g.source[slot]);
-      col[e] = frontier.list.local[p];
+      col[e] = transit_local;
       edge_id[e] = g.eid ? g.eid[slot] : slot;
       if (source < 0 || source >= g.num_nodes) {
         report_fault(call.fault, level, kBadSource, slot);
         slot_of[e] = idmap::kNoSlot;
-        continue;
+        return;
       }
       slot_of[e] = call.insert(b, tree_base + source, base + e, level);
-    }
+    });
   }
 };
 

@@ -9,6 +9,7 @@
 // run only on rows whose weights num_draws accepted (finite, non-negative, finite sum).
 #pragma once
 
+#include "common/lanes.h"
 #include "common/philox.h"
 
 #include <c10/macros/Macros.h>
@@ -202,6 +203,83 @@ C10_HOST_DEVICE inline void draw_neighbor_offsets(const DrawConfig& cfg, uint64_
   } else {
     draw_weighted_without_replacement(rng, weight, degree, count, out);
   }
+}
+
+// ---- the same draws by a group of lanes (common/lanes.h) -----------------------------------
+// A device group draws one pair's edges together: each draw is computed by its own lane where
+// the algorithm allows it, so the pair's latency is one draw's, not `count` draws'. The results
+// are draw_neighbor_offsets', bit for bit; the host harness checks that against the CPU kernel.
+
+// Whether Floyd's draw m (draw_uniform_without_replacement; picks[i] is draw i's raw pick and
+// low = degree - count, so draw i's upper end is low + i) hit an offset already chosen, decided
+// from the picks alone so that each draw is its own lane's work. It did exactly when an earlier
+// draw picked the same offset (that draw chose it, or had collided and so found it chosen), or
+// when its pick is the upper end of an earlier draw that collided and therefore chose it. The
+// second case asks the same question of a smaller index, so the chain ends.
+C10_HOST_DEVICE inline bool floyd_collides(const int64_t* picks, int64_t m, int64_t low) {
+  for (;;) {
+    const int64_t pick = picks[m];
+    for (int64_t i = 0; i < m; ++i) {
+      if (picks[i] == pick) return true;
+    }
+    const int64_t upper_of = pick - low;  // the draw whose upper end the pick is, if any
+    if (upper_of < 0 || upper_of >= m) return false;
+    m = upper_of;
+  }
+}
+
+// draw_neighbor_offsets' "take every edge" case. A row draws min(positive, fanout) edges without
+// replacement, so below the fanout it takes every positive edge and only a pair drawing exactly
+// the fanout needs its weights counted (by the lanes together).
+template <typename Lanes, typename weight_t>
+C10_HOST_DEVICE inline bool takes_every_edge(const Lanes& lanes, const DrawConfig& cfg,
+                                             const weight_t* weight, int64_t degree,
+                                             int64_t count) {
+  if (cfg.fanout < 0) return true;
+  if (cfg.replace) return false;
+  if (weight == nullptr) return count == degree;
+  return count < cfg.fanout ||
+         lanes.count(degree, [&](int64_t i) { return weight[i] > 0; }) == count;
+}
+
+// draw_neighbor_offsets by a group of lanes: out[0 .. count) gets the same offsets. Uniform
+// draws take one lane each (Floyd's collisions resolved by floyd_collides, with the raw picks in
+// `scratch`, count entries); the weighted draws are one scan of the row, made by lane 0.
+template <typename Lanes, typename weight_t>
+C10_HOST_DEVICE inline void draw_neighbor_offsets_in_lanes(const Lanes& lanes,
+                                                           const DrawConfig& cfg, uint64_t stream,
+                                                           const weight_t* weight, int64_t degree,
+                                                           int64_t count, int64_t* out,
+                                                           int64_t* scratch) {
+  if (count == 0) return;
+  if (takes_every_edge(lanes, cfg, weight, degree, count)) {
+    if (weight == nullptr) {
+      lanes.each(count, [&](int64_t j) { out[j] = j; });
+    } else {
+      lanes.one([&] { take_all(weight, degree, out); });
+    }
+    return;
+  }
+  if (weight != nullptr) {
+    lanes.one([&] {
+      RandomStream rng(cfg.key, stream);
+      if (cfg.replace) {
+        draw_weighted_with_replacement(rng, weight, degree, count, out);
+      } else {
+        draw_weighted_without_replacement(rng, weight, degree, count, out);
+      }
+    });
+    return;
+  }
+  if (cfg.replace) {
+    lanes.each(count, [&](int64_t j) { out[j] = RandomStream(cfg.key, stream).below(j, degree); });
+    return;
+  }
+  const int64_t low = degree - count;
+  lanes.each(count,
+             [&](int64_t j) { scratch[j] = RandomStream(cfg.key, stream).below(j, low + j + 1); });
+  lanes.each(count,
+             [&](int64_t j) { out[j] = floyd_collides(scratch, j, low) ? low + j : scratch[j]; });
 }
 
 }  // namespace fastgl::sampling

@@ -17,6 +17,7 @@ from reference import (
     id_map_reference,
     random_edge_index,
     random_weights,
+    rows_of_every_degree,
 )
 
 from benchmarks.device_counts import count_syncs
@@ -173,6 +174,23 @@ def test_neighbor_sampler_cuda_equals_cpu(replace, weighted):
             )
 
 
+def _sample_hops_on_both(cpu, gpu, seeds, seed_ptr, fanouts, eid=True, **options):
+    """sample_hops on the CPU graph and on its CUDA copy, seeds on each graph's device."""
+    return [
+        sample_hops(
+            g.indptr,
+            g.indices,
+            g.weight,
+            g.eid if eid else None,
+            seeds.to(g.device),
+            seed_ptr.to(g.device),
+            fanouts,
+            **options,
+        )
+        for g in (cpu, gpu)
+    ]
+
+
 @pytest.mark.parametrize("layerwise,disjoint", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("weight_dtype", [None, torch.float64])
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
@@ -190,26 +208,41 @@ def test_sample_hops_cuda_equals_cpu(dtype, weight_dtype, layerwise, disjoint):
     fanouts = [3, 2] if layerwise else [15, 10, 5]
     for eid in (True, False):
         for replace in (False, True):
-            outs = [
-                sample_hops(
-                    g.indptr,
-                    g.indices,
-                    g.weight,
-                    g.eid if eid else None,
-                    seeds.to(g.device),
-                    seed_ptr.to(g.device),
-                    fanouts,
-                    replace=replace,
-                    layerwise=layerwise,
-                    disjoint=disjoint,
-                    seed=-12345,
-                )
-                for g in (cpu, gpu)
-            ]
+            outs = _sample_hops_on_both(
+                cpu,
+                gpu,
+                seeds,
+                seed_ptr,
+                fanouts,
+                eid=eid,
+                replace=replace,
+                layerwise=layerwise,
+                disjoint=disjoint,
+                seed=-12345,
+            )
             for name, r, c in zip(outs[0]._fields, *outs):
                 # The counts come back on the host, read with the call's one synchronization.
                 on_host = name in ("node_counts", "edge_counts")
                 assert c.is_cuda != on_host and torch.equal(c.cpu(), r), (name, replace, eid)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sample_hops_cuda_draws_rows_almost_whole_as_the_cpu(weighted):
+    """A pair's lanes draw together: groups of 2 to 32 lanes, several groups to a warp, lanes
+    with more than one draw (fanout 40), and Floyd's collisions decided per lane (rows of every
+    degree up to 70, drawn by 64 batches)."""
+    edge_index = rows_of_every_degree(70)
+    weight = random_weights(edge_index.shape[1], seed=8) if weighted else None
+    cpu = CSCGraph.from_edge_index(edge_index, num_nodes=70, edge_weight=weight)
+    gpu = cpu.to("cuda")
+    seeds = torch.arange(70).repeat(64)
+    seed_ptr = torch.arange(0, 64 * 70 + 1, 70)
+    for fanouts in ([2, 2], [16, 5], [33], [40, 1], [69]):
+        for replace in (False, True):
+            options = {"replace": replace, "seed": 77}
+            outs = _sample_hops_on_both(cpu, gpu, seeds, seed_ptr, fanouts, **options)
+            for name, r, c in zip(outs[0]._fields, *outs):
+                assert torch.equal(c.cpu(), r), (name, fanouts, replace)
 
 
 def test_sample_hops_cuda_bad_input_raises_not_crashes():

@@ -26,6 +26,13 @@ struct HostExec {
     });
   }
 
+  // Each task's lanes run one after another (HostLanes), tasks in parallel.
+  template <typename Stage>
+  void for_each_group(int64_t n, int width, const Stage& stage) const {
+    const HostLanes lanes{width};
+    for_each(n, [&](int64_t task) { stage(task, lanes); });
+  }
+
   template <typename Stage>
   void single(const Stage& stage) const {
     stage(0);

@@ -5,6 +5,7 @@
 // worst case is unbounded (fanout -1) or over the memory budget waits once more for its size.
 // The host harness (cpu/sample_hops_staged.cpp) runs the same stages in CI.
 #include "common/cub_length.cuh"
+#include "common/cuda_lanes.cuh"
 #include "common/cuda_utils.cuh"
 #include "sampling/hop_engine.h"
 
@@ -39,6 +40,14 @@ struct CudaExec {
   void for_each(int64_t n, const Stage& stage) const {
     if (n == 0) return;
     run_stage_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(n, stage);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+
+  template <typename Stage>
+  void for_each_group(int64_t n, int width, const Stage& stage) const {
+    if (n == 0) return;
+    fastgl::cuda::run_group_stage_kernel<<<blocks_for(n * width), kThreadsPerBlock, 0, stream>>>(
+        n, width, stage);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 

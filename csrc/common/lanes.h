@@ -1,0 +1,53 @@
+// Lanes: a group of `width` threads (a power of two, at most a warp) that share one task, such as
+// one (sample, transit) pair's draws. Group code is written once against this interface and run
+// by the CUDA kernels with WarpLanes (cuda/lanes.cuh) and by the host harnesses with HostLanes,
+// over the same split of the task's indices (index j belongs to lane j % width):
+//   each(n, f)   f(j) for every j < n, then a barrier: a phase whose results the next one reads
+//   one(f)       f() on lane 0, then a barrier
+//   count(n, p)  the j < n with p(j), the same on every lane (integers: any order is exact)
+// A phase may read what earlier phases wrote but never what another lane writes in the same
+// phase. HostLanes runs a phase's lanes last lane first, so a phase that breaks this rule by
+// reading a lower lane's result sees it unwritten on the host too, and CI catches it.
+#pragma once
+
+#include <c10/macros/Macros.h>
+
+#include <cstdint>
+
+namespace fastgl {
+
+constexpr int kWarpLanes = 32;
+
+// The group width for tasks of at most `items` indices (-1: unbounded): the power of two that
+// covers them, capped at a warp, so that a short task does not idle a warp's worth of lanes.
+inline int lanes_for(int64_t items) {
+  if (items < 0 || items >= kWarpLanes) return kWarpLanes;
+  int width = 1;
+  while (width < items) width *= 2;
+  return width;
+}
+
+struct HostLanes {
+  int width;
+
+  template <typename F>
+  void each(int64_t n, const F& f) const {
+    for (int lane = width - 1; lane >= 0; --lane) {
+      for (int64_t j = lane; j < n; j += width) f(j);
+    }
+  }
+
+  template <typename F>
+  void one(const F& f) const {
+    f();
+  }
+
+  template <typename Pred>
+  int64_t count(int64_t n, const Pred& pred) const {
+    int64_t total = 0;
+    for (int64_t j = 0; j < n; ++j) total += pred(j) ? 1 : 0;
+    return total;
+  }
+};
+
+}  // namespace fastgl
