@@ -96,16 +96,42 @@ def test_engine_equals_cpu_at_fanout_boundaries(fanout, replace, weighted, budge
         )
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("replace", [False, True])
 @pytest.mark.parametrize("fanout", [2, 31, 32, 33, 40, 69])
-def test_engine_draws_rows_almost_whole_as_the_cpu(fanout, replace):
+def test_engine_draws_rows_almost_whole_as_the_cpu(fanout, replace, weighted):
     """A pair's lanes draw together (one Floyd draw per lane, its collision decided from the raw
-    picks). Rows of every degree up to 70, each drawn by 64 batches (64 streams), collide most
-    where the fanout is close to the degree, chains of collisions included, and a fanout past
-    a warp gives lanes more than one draw."""
-    graph = CSCGraph.from_edge_index(rows_of_every_degree(70), num_nodes=70)
+    picks; weighted keys a round of lanes at a time). Rows of every degree up to 70, each drawn
+    by 64 batches (64 streams), collide most where the fanout is close to the degree, chains of
+    collisions included, and a fanout past a warp gives lanes more than one draw."""
+    edge_index = rows_of_every_degree(70)
+    weight = random_weights(edge_index.shape[1], seed=6) if weighted else None
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=70, edge_weight=weight)
     everyone = list(range(graph.num_nodes))
-    assert_same(*staged(graph, [everyone] * 64, [fanout], WORST_CASE, replace=replace, key=21))
+    assert_same(
+        *staged(
+            graph, [everyone] * 64, [fanout], WORST_CASE, weighted=weighted, replace=replace, key=21
+        )
+    )
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_engine_counts_weights_near_the_largest_double_as_the_cpu(replace):
+    """The lanes count a row's weights together only where no order of additions can overflow
+    (every weight at most DBL_MAX / (2 degree)); the odd-degree rows here have larger weights
+    with a finite sum, which the row's own scan counts, and must draw as the CPU does."""
+    edge_index = rows_of_every_degree(70)
+    weight = random_weights(edge_index.shape[1], seed=7, dtype=torch.float64)
+    degree = (edge_index[1] + 1).double()
+    large = 1.7e308 / (1.5 * degree) * (0.8 + 0.05 * weight)  # above DBL_MAX / (2 degree)
+    weight = torch.where((degree % 2 == 1) & (weight > 0), large, weight)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=70, edge_weight=weight)
+    everyone = list(range(graph.num_nodes))
+    for fanouts in ([5, 5], [40], [-1]):
+        engine, cpu = staged(
+            graph, [everyone] * 8, fanouts, WORST_CASE, weighted=True, replace=replace
+        )
+        assert_same(engine, cpu)
 
 
 @pytest.mark.parametrize("budget", [WORST_CASE, WAIT_PER_HOP])
@@ -160,6 +186,10 @@ def broken(graph, what):
     elif what == "weight":
         weight = weight.clone()
         weight[graph.indptr[4]] = float("nan")
+    elif what == "weight sum":  # finite weights whose sum is not, on the longest row
+        weight = weight.double()
+        longest = int(graph.indptr.diff().argmax())
+        weight[graph.indptr[longest] : graph.indptr[longest + 1]] = 1e308
     return CSCGraph(indptr, indices, None, weight, validate=False)
 
 
@@ -171,6 +201,7 @@ def broken(graph, what):
         ("indptr", [1, 2]),
         ("indptr row", [5, 1]),
         ("weight", [4, 0]),
+        ("weight sum", list(range(40))),
         ("seed", [3, 40]),
         ("negative seed", [3, -2]),
         ("seeds", [50, -2, 41]),  # the CPU names the smallest negative seed first
@@ -183,7 +214,7 @@ def test_engine_raises_the_cpu_kernels_errors(defect, seeds, budget):
         num_nodes=40,
         edge_weight=random_weights(400, seed=5),
     )
-    if defect in ("indices", "indptr", "indptr row", "weight"):
+    if defect in ("indices", "indptr", "indptr row", "weight", "weight sum"):
         graph = broken(graph, defect)
     with pytest.raises(RuntimeError) as cpu_error:
         torch.ops.fastgl.sample_hops(*call_args(graph, seeds))

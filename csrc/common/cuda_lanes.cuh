@@ -10,12 +10,14 @@ namespace fastgl::cuda {
 struct WarpLanes {
   int lane;       // 0 .. width - 1
   int width;      // a power of two, at most 32
+  int first;      // the group's first lane within the warp
   unsigned mask;  // the group's lanes within the warp
 
   __device__ static WarpLanes of_this_thread(int width) {
     const int warp_lane = static_cast<int>(threadIdx.x % kWarpLanes);
+    const int first = warp_lane / width * width;
     const unsigned group = width == kWarpLanes ? 0xffffffffu : (1u << width) - 1;
-    return {warp_lane % width, width, group << (warp_lane / width * width)};
+    return {warp_lane - first, width, first, group << first};
   }
 
   template <typename F>
@@ -30,14 +32,19 @@ struct WarpLanes {
     __syncwarp(mask);
   }
 
-  template <typename Pred>
-  __device__ int64_t count(int64_t n, const Pred& pred) const {
+  template <typename F>
+  __device__ int64_t sum(int64_t n, const F& f) const {
     long long total = 0;
-    for (int64_t j = lane; j < n; j += width) total += pred(j) ? 1 : 0;
+    for (int64_t j = lane; j < n; j += width) total += static_cast<long long>(f(j));
     for (int offset = width / 2; offset > 0; offset /= 2) {
       total += __shfl_xor_sync(mask, total, offset, width);
     }
     return total;
+  }
+
+  template <typename Pred>
+  __device__ uint32_t ballot(const Pred& pred) const {
+    return (__ballot_sync(mask, pred(lane)) & mask) >> first;
   }
 };
 

@@ -4,7 +4,8 @@
 // over the same split of the task's indices (index j belongs to lane j % width):
 //   each(n, f)   f(j) for every j < n, then a barrier: a phase whose results the next one reads
 //   one(f)       f() on lane 0, then a barrier
-//   count(n, p)  the j < n with p(j), the same on every lane (integers: any order is exact)
+//   sum(n, f)    f(0) + ... + f(n - 1) for integer f, the same on every lane (any order is exact)
+//   ballot(p)    the mask of the lanes l < width with p(l), the same on every lane
 // A phase may read what earlier phases wrote but never what another lane writes in the same
 // phase. HostLanes runs a phase's lanes last lane first, so a phase that breaks this rule by
 // reading a lower lane's result sees it unwritten on the host too, and CI catches it.
@@ -42,11 +43,18 @@ struct HostLanes {
     f();
   }
 
-  template <typename Pred>
-  int64_t count(int64_t n, const Pred& pred) const {
+  template <typename F>
+  int64_t sum(int64_t n, const F& f) const {
     int64_t total = 0;
-    for (int64_t j = 0; j < n; ++j) total += pred(j) ? 1 : 0;
+    for (int64_t j = 0; j < n; ++j) total += static_cast<int64_t>(f(j));
     return total;
+  }
+
+  template <typename Pred>
+  uint32_t ballot(const Pred& pred) const {
+    uint32_t mask = 0;
+    for (int lane = width - 1; lane >= 0; --lane) mask |= pred(lane) ? 1u << lane : 0u;
+    return mask;
   }
 };
 

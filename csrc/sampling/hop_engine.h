@@ -177,6 +177,11 @@ class HopEngine {
     return cfg_.replace ? fanout : std::min(fanout, g_.num_edges);
   }
 
+  // Lanes per pair: a weighted row is scanned by a warp (counted, and its keys drawn, together);
+  // an unweighted one is counted by one lane and drawn by a lane per draw.
+  int count_lanes() const { return g_.weight ? kWarpLanes : 1; }
+  int draw_lanes(int64_t h) const { return g_.weight ? kWarpLanes : lanes_for(per_pair_bound(h)); }
+
   // Device memory of a hop whose edge buffers hold `edges` (and its level buffer the new nodes).
   int64_t level_bytes(int64_t edges) const {
     return saturating_add(saturating_mul(edges, kBytesPerEdge),
@@ -302,8 +307,9 @@ class HopEngine {
     const Frontier frontier = frontier_of(h, pairs);
     at::Tensor counts = at::empty({pairs}, options_);
     at::Tensor ptr = at::empty({pairs + 1}, options_);
-    exec_.for_each(pairs, CountDraws<index_t, weight_t>{call(), g_, frontier, num_batches_, h, draw,
-                                                        counts.data_ptr<int64_t>()});
+    exec_.for_each_group(pairs, count_lanes(),
+                         CountDraws<index_t, weight_t>{call(), g_, frontier, num_batches_, h, draw,
+                                                       counts.data_ptr<int64_t>()});
     exec_.exclusive_scan(counts.data_ptr<int64_t>(), ptr.data_ptr<int64_t>(), pairs);
     const int64_t edges = edge_capacity(h, pairs, frontier, ptr);
 
@@ -313,7 +319,7 @@ class HopEngine {
     const int64_t base = next_base_;
     next_base_ = saturating_add(next_base_, edges);
     exec_.for_each_group(
-        pairs, lanes_for(per_pair_bound(h)),
+        pairs, draw_lanes(h),
         DrawAndInsert<index_t, weight_t>{call(), g_, frontier, num_batches_, h, base, draw,
                                          ptr.data_ptr<int64_t>(), slots.data_ptr<int64_t>(),
                                          col.data_ptr<int64_t>(), edge_id.data_ptr<int64_t>()});

@@ -152,7 +152,8 @@ struct InsertSeeds {
 
 // ---- a hop: count, draw, then the level stages below --------------------------------------
 
-// Pair p's draw count (0 past the frontier's end or for a faulty row, which is reported).
+// Pair p's draw count (0 past the frontier's end or for a faulty row, which is reported). A
+// group of lanes shares the pair, so that a weighted hub row's weights are counted together.
 template <typename index_t, typename weight_t>
 struct CountDraws {
   CallView call;
@@ -162,21 +163,26 @@ struct CountDraws {
   DrawConfig cfg;
   int64_t* counts;
 
-  C10_HOST_DEVICE void operator()(int64_t p) const {
-    counts[p] = 0;
-    if (p >= frontier.off[num_batches]) return;
+  template <typename Lanes>
+  C10_HOST_DEVICE void operator()(int64_t p, const Lanes& lanes) const {
+    if (p >= frontier.off[num_batches]) {
+      lanes.one([&] { counts[p] = 0; });
+      return;
+    }
     const int64_t t = call.node_of(frontier.list.key[p]);
     const int64_t start = g.col_start[t], end = g.col_start[t + 1];
     if (!valid_adjacency(start, end, g.num_edges)) {
-      report_fault(call.fault, level, kBadIndptr, t);
+      lanes.one([&] {
+        report_fault(call.fault, level, kBadIndptr, t);
+        counts[p] = 0;
+      });
       return;
     }
-    const int64_t draws = num_draws(cfg, g.weight_from(start), end - start);
-    if (draws == kInvalidWeights) {
-      report_fault(call.fault, level, kBadWeight, t);
-      return;
-    }
-    counts[p] = draws;
+    const int64_t draws = num_draws_in_lanes(lanes, cfg, g.weight_from(start), end - start);
+    lanes.one([&] {
+      if (draws == kInvalidWeights) report_fault(call.fault, level, kBadWeight, t);
+      counts[p] = draws == kInvalidWeights ? 0 : draws;
+    });
   }
 };
 

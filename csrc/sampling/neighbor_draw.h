@@ -60,15 +60,18 @@ C10_HOST_DEVICE inline int64_t count_drawable(const weight_t* weight, int64_t de
 
 // Number of edges a pair draws (the output of the pair has exactly this many slots), or
 // kInvalidWeights.
-template <typename weight_t>
-C10_HOST_DEVICE inline int64_t num_draws(const DrawConfig& cfg, const weight_t* weight,
-                                         int64_t degree) {
-  const int64_t available = weight ? count_drawable(weight, degree) : degree;
+C10_HOST_DEVICE inline int64_t draws_from(const DrawConfig& cfg, int64_t available) {
   if (available == kInvalidWeights) return kInvalidWeights;
   if (cfg.fanout < 0) return available;
   if (available == 0) return 0;
   if (cfg.replace) return cfg.fanout;
   return available < cfg.fanout ? available : cfg.fanout;
+}
+
+template <typename weight_t>
+C10_HOST_DEVICE inline int64_t num_draws(const DrawConfig& cfg, const weight_t* weight,
+                                         int64_t degree) {
+  return draws_from(cfg, weight ? count_drawable(weight, degree) : degree);
 }
 
 // The edges with a positive weight of a row num_draws already accepted.
@@ -148,8 +151,25 @@ C10_HOST_DEVICE inline double weighted_key(RandomStream& rng, const weight_t* we
   return log(rng.open01(offset)) / static_cast<double>(weight[offset]);
 }
 
-// Weighted without replacement: keeps `out` sorted by descending key (ties by offset), inserting
-// an edge only when it beats the current minimum, which happens O(count log(degree/count)) times.
+// One step of the weighted draw without replacement: `out` holds the `kept` edges with the
+// largest keys so far, by descending key (ties: the earlier edge first); edge `edge`, whose key
+// is k, joins them when the list is not full or k beats its smallest key, `min_kept`.
+template <typename weight_t>
+C10_HOST_DEVICE inline void offer_by_key(RandomStream& rng, const weight_t* weight, int64_t count,
+                                         int64_t edge, double k, int64_t* out, int64_t& kept,
+                                         double& min_kept) {
+  if (kept == count && k <= min_kept) return;
+  int64_t slot = kept < count ? kept++ : count - 1;
+  while (slot > 0 && weighted_key(rng, weight, out[slot - 1]) < k) {
+    out[slot] = out[slot - 1];
+    --slot;
+  }
+  out[slot] = edge;
+  min_kept = weighted_key(rng, weight, out[kept - 1]);
+}
+
+// Weighted without replacement: every positive edge in turn is offered to the kept list, which
+// takes it O(count log(degree/count)) times.
 template <typename weight_t>
 C10_HOST_DEVICE inline void draw_weighted_without_replacement(RandomStream& rng,
                                                               const weight_t* weight,
@@ -158,16 +178,9 @@ C10_HOST_DEVICE inline void draw_weighted_without_replacement(RandomStream& rng,
   int64_t kept = 0;
   double min_kept = 0;
   for (int64_t edge = 0; edge < degree; ++edge) {
-    if (weight[edge] <= 0) continue;
-    const double k = weighted_key(rng, weight, edge);
-    if (kept == count && k <= min_kept) continue;
-    int64_t slot = kept < count ? kept++ : count - 1;
-    while (slot > 0 && weighted_key(rng, weight, out[slot - 1]) < k) {
-      out[slot] = out[slot - 1];
-      --slot;
+    if (weight[edge] > 0) {
+      offer_by_key(rng, weight, count, edge, weighted_key(rng, weight, edge), out, kept, min_kept);
     }
-    out[slot] = edge;
-    min_kept = weighted_key(rng, weight, out[kept - 1]);
   }
 }
 
@@ -228,6 +241,23 @@ C10_HOST_DEVICE inline bool floyd_collides(const int64_t* picks, int64_t m, int6
   }
 }
 
+// num_draws by a group of lanes, the same value on every lane. A row whose weights are all
+// finite, non-negative and at most DBL_MAX / (2 degree) has a finite sum in any order, so the
+// lanes count its positive weights together; a row with any other weight (an invalid one, or
+// one whose sum might overflow) is left to num_draws' own scan, on every lane.
+template <typename Lanes, typename weight_t>
+C10_HOST_DEVICE inline int64_t num_draws_in_lanes(const Lanes& lanes, const DrawConfig& cfg,
+                                                  const weight_t* weight, int64_t degree) {
+  if (weight == nullptr || degree == 0) return num_draws(cfg, weight, degree);
+  const double tame = DBL_MAX / 2 / static_cast<double>(degree);
+  const int64_t wild = degree + 1;  // one such weight lifts the sum past every tame row's
+  const int64_t score = lanes.sum(degree, [&](int64_t i) -> int64_t {
+    const double w = static_cast<double>(weight[i]);
+    return w >= 0 && w <= tame ? (w > 0) : wild;
+  });
+  return score <= degree ? draws_from(cfg, score) : num_draws(cfg, weight, degree);
+}
+
 // draw_neighbor_offsets' "take every edge" case. A row draws min(positive, fanout) edges without
 // replacement, so below the fanout it takes every positive edge and only a pair drawing exactly
 // the fanout needs its weights counted (by the lanes together).
@@ -238,13 +268,55 @@ C10_HOST_DEVICE inline bool takes_every_edge(const Lanes& lanes, const DrawConfi
   if (cfg.fanout < 0) return true;
   if (cfg.replace) return false;
   if (weight == nullptr) return count == degree;
-  return count < cfg.fanout ||
-         lanes.count(degree, [&](int64_t i) { return weight[i] > 0; }) == count;
+  return count < cfg.fanout || lanes.sum(degree, [&](int64_t i) { return weight[i] > 0; }) == count;
+}
+
+// draw_weighted_without_replacement by a group of lanes: the row is read a round of `width`
+// edges at a time, each lane computing one key, and lane 0 offers the round's edges that may
+// enter the kept list, in edge order, as the scan does. An edge the lanes pass over has a key no
+// larger than the list's smallest at the round's start, which only grows once the list is full,
+// so the scan would pass over it too: the same list, bit for bit. Every lane follows how full
+// the list is (every positive edge enters until it is) and reads its smallest key back.
+template <typename Lanes, typename weight_t>
+C10_HOST_DEVICE inline void draw_weighted_without_replacement_in_lanes(
+    const Lanes& lanes, uint64_t key, uint64_t stream, const weight_t* weight, int64_t degree,
+    int64_t count, int64_t* out) {
+  int64_t kept = 0;
+  double min_kept = 0;
+  for (int64_t round = 0; round < degree; round += lanes.width) {
+    const uint32_t offered = lanes.ballot([&](int lane) {
+      const int64_t edge = round + lane;
+      if (edge >= degree || !(weight[edge] > 0)) return false;
+      RandomStream rng(key, stream);
+      return kept < count || weighted_key(rng, weight, edge) > min_kept;
+    });
+    if (offered == 0) continue;
+    lanes.one([&] {
+      RandomStream rng(key, stream);
+      int64_t lane0_kept = kept;
+      double lane0_min = min_kept;
+      for (int lane = 0; lane < lanes.width; ++lane) {
+        if ((offered >> lane & 1u) == 0) continue;
+        const int64_t edge = round + lane;
+        offer_by_key(rng, weight, count, edge, weighted_key(rng, weight, edge), out, lane0_kept,
+                     lane0_min);
+      }
+    });
+    int64_t newly = 0;
+    for (uint32_t bits = offered; bits != 0; bits &= bits - 1) ++newly;
+    kept = kept + newly < count ? kept + newly : count;
+    if (kept == count) {
+      RandomStream rng(key, stream);
+      min_kept = weighted_key(rng, weight, out[count - 1]);
+    }
+  }
 }
 
 // draw_neighbor_offsets by a group of lanes: out[0 .. count) gets the same offsets. Uniform
 // draws take one lane each (Floyd's collisions resolved by floyd_collides, with the raw picks in
-// `scratch`, count entries); the weighted draws are one scan of the row, made by lane 0.
+// `scratch`, count entries); weighted draws without replacement share the row's keys among the
+// lanes. Weighted draws with replacement stay one scan by lane 0: their targets are compared
+// with a running sum of the weights, whose rounding depends on the order of the additions.
 template <typename Lanes, typename weight_t>
 C10_HOST_DEVICE inline void draw_neighbor_offsets_in_lanes(const Lanes& lanes,
                                                            const DrawConfig& cfg, uint64_t stream,
@@ -260,14 +332,14 @@ C10_HOST_DEVICE inline void draw_neighbor_offsets_in_lanes(const Lanes& lanes,
     }
     return;
   }
+  if (weight != nullptr && !cfg.replace) {
+    draw_weighted_without_replacement_in_lanes(lanes, cfg.key, stream, weight, degree, count, out);
+    return;
+  }
   if (weight != nullptr) {
     lanes.one([&] {
       RandomStream rng(cfg.key, stream);
-      if (cfg.replace) {
-        draw_weighted_with_replacement(rng, weight, degree, count, out);
-      } else {
-        draw_weighted_without_replacement(rng, weight, degree, count, out);
-      }
+      draw_weighted_with_replacement(rng, weight, degree, count, out);
     });
     return;
   }
