@@ -346,6 +346,42 @@ def test_transit_chunks_at_one_node_walk_from_the_cached_row(config, weighted, d
     assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
 
 
+def _funnel_edges():
+    """Walks from node 0 stand together again and again: 0 -> 1; 1 -> 0 and 1 -> 2 .. 41; each
+    of 2 .. 41 -> 42 only; 42 -> 0, 1 and 2 .. 41. Every walk is at 1 (41 out-edges) after one
+    step, and nearly every one at 42 (42 out-edges) after three, each with its own previous
+    node."""
+    spread = torch.arange(2, 42)
+    pairs = (
+        [(0, 1), (1, 0)]
+        + [(1, int(i)) for i in spread]
+        + [(int(i), 42) for i in spread]
+        + [(42, 0), (42, 1)]
+        + [(42, int(i)) for i in spread]
+    )
+    return torch.tensor(pairs).t()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("config", ["node2vec p=0.25 q=4", "node2vec p=2 q=0.5", "restart"])
+def test_transit_chunks_at_one_node_take_second_order_steps_from_the_cached_row(config, weighted):
+    """Second-order steps from a cached row: chunks of the transit order stand at one node after
+    one and after three steps, where node2vec weighs the row's edges by each walk's own previous
+    node. The walks are still the reference's."""
+    edge_index = _funnel_edges()
+    weight = random_weights(edge_index.shape[1], seed=43, zero_fraction=0) if weighted else None
+    graph = CSCGraph.from_edge_index(edge_index, 43, edge_weight=weight)
+    csr = graph.out_csr()
+    degree = csr.indptr.diff()
+    starts = torch.zeros(3 * TRANSIT_CHUNK, dtype=torch.int64)
+    walk = WALK_CONFIGS[config]
+    expected = random_walk_reference(csr.indptr, csr.indices, csr.weight, starts, 7, 4, **walk)
+    for step, node in ((1, 1), (3, 42)):
+        assert int(degree[node]) in _chunks_at_one_node(expected[0][:, step], degree), step
+    got = raw_walk(graph, starts, 7, weighted=weighted, schedule="transit", seed=4, **walk)
+    assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
+
+
 def test_node2vec_first_steps_are_first_order():
     """A node2vec walk's first step, and its first step after a teleport, draw what a
     first-order walk draws."""
