@@ -183,9 +183,10 @@ def broken(graph, what):
         indptr = indptr.flip(0)
     elif what == "indptr row":
         indptr[5] = indptr[6] + 1  # one row runs backwards, the ends are fine
-    elif what == "weight":
+    elif what in ("weight", "negative weight", "infinite weight"):
         weight = weight.clone()
-        weight[graph.indptr[4]] = float("nan")
+        bad = {"weight": float("nan"), "negative weight": -1.0, "infinite weight": float("inf")}
+        weight[graph.indptr[4]] = bad[what]
     elif what == "weight sum":  # finite weights whose sum is not, on the longest row
         weight = weight.double()
         longest = int(graph.indptr.diff().argmax())
@@ -201,6 +202,8 @@ def broken(graph, what):
         ("indptr", [1, 2]),
         ("indptr row", [5, 1]),
         ("weight", [4, 0]),
+        ("negative weight", [4, 0]),
+        ("infinite weight", [4, 0]),
         ("weight sum", list(range(40))),
         ("seed", [3, 40]),
         ("negative seed", [3, -2]),
@@ -214,7 +217,7 @@ def test_engine_raises_the_cpu_kernels_errors(defect, seeds, budget):
         num_nodes=40,
         edge_weight=random_weights(400, seed=5),
     )
-    if defect in ("indices", "indptr", "indptr row", "weight", "weight sum"):
+    if defect not in ("seed", "negative seed", "seeds"):
         graph = broken(graph, defect)
     with pytest.raises(RuntimeError) as cpu_error:
         torch.ops.fastgl.sample_hops(*call_args(graph, seeds))

@@ -39,12 +39,15 @@ struct WarpLanes {
     for (int offset = width / 2; offset > 0; offset /= 2) {
       total += __shfl_xor_sync(mask, total, offset, width);
     }
+    __syncwarp(mask);  // shuffles and votes exchange registers; the barrier orders memory
     return total;
   }
 
   template <typename Pred>
   __device__ uint32_t ballot(const Pred& pred) const {
-    return (__ballot_sync(mask, pred(lane)) & mask) >> first;
+    const uint32_t votes = (__ballot_sync(mask, pred(lane)) & mask) >> first;
+    __syncwarp(mask);
+    return votes;
   }
 };
 

@@ -1,14 +1,17 @@
 // Lanes: a group of `width` threads (a power of two, at most a warp) that share one task, such as
 // one (sample, transit) pair's draws. Group code is written once against this interface and run
-// by the CUDA kernels with WarpLanes (cuda/lanes.cuh) and by the host harnesses with HostLanes,
-// over the same split of the task's indices (index j belongs to lane j % width):
-//   each(n, f)   f(j) for every j < n, then a barrier: a phase whose results the next one reads
-//   one(f)       f() on lane 0, then a barrier
-//   sum(n, f)    f(0) + ... + f(n - 1) for integer f, the same on every lane (any order is exact)
+// by the CUDA kernels with WarpLanes (common/cuda_lanes.cuh) and by the host harnesses with
+// HostLanes, over the same split of the task's indices (index j belongs to lane j % width).
+// Every call is a barrier among the group's lanes, after its work:
+//   each(n, f)   f(j) for every j < n: a phase whose results the next one reads
+//   one(f)       f() on lane 0
+//   sum(n, f)    f(0) + ... + f(n - 1) for 0/1 or small integer f, the same on every lane (an
+//                integer sum: any order gives it exactly)
 //   ballot(p)    the mask of the lanes l < width with p(l), the same on every lane
 // A phase may read what earlier phases wrote but never what another lane writes in the same
-// phase. HostLanes runs a phase's lanes last lane first, so a phase that breaks this rule by
-// reading a lower lane's result sees it unwritten on the host too, and CI catches it.
+// phase. HostLanes runs a phase's lanes last lane first, so a phase that reads a lower lane's
+// result of the same phase sees it unwritten on the host too, and CI catches it; reading a
+// higher lane's result, or a missing barrier, only the device can show.
 #pragma once
 
 #include <c10/macros/Macros.h>

@@ -250,12 +250,12 @@ C10_HOST_DEVICE inline int64_t num_draws_in_lanes(const Lanes& lanes, const Draw
                                                   const weight_t* weight, int64_t degree) {
   if (weight == nullptr || degree == 0) return num_draws(cfg, weight, degree);
   const double tame = DBL_MAX / 2 / static_cast<double>(degree);
-  const int64_t wild = degree + 1;  // one such weight lifts the sum past every tame row's
-  const int64_t score = lanes.sum(degree, [&](int64_t i) -> int64_t {
+  const int64_t wild = lanes.sum(degree, [&](int64_t i) {
     const double w = static_cast<double>(weight[i]);
-    return w >= 0 && w <= tame ? (w > 0) : wild;
+    return !(w >= 0 && w <= tame);
   });
-  return score <= degree ? draws_from(cfg, score) : num_draws(cfg, weight, degree);
+  if (wild > 0) return num_draws(cfg, weight, degree);
+  return draws_from(cfg, lanes.sum(degree, [&](int64_t i) { return weight[i] > 0; }));
 }
 
 // draw_neighbor_offsets' "take every edge" case. A row draws min(positive, fanout) edges without
