@@ -67,24 +67,53 @@ struct RangesView {
 
   // Slots pair p draws, or minus its RangeFault. Checks everything the draws will read.
   C10_HOST_DEVICE int64_t draws(int64_t p) const {
+    const int64_t fault = range_fault(p);
+    if (fault != 0) return fault;
+    return capped(num_draws(config(p), weight_from(p), ends[p] - starts[p]));
+  }
+
+  // draws(p) by a group of lanes (common/lanes.h), which count a weighted range together.
+  template <typename Lanes>
+  C10_HOST_DEVICE int64_t draws(int64_t p, const Lanes& lanes) const {
+    const int64_t fault = range_fault(p);
+    if (fault != 0) return fault;
+    return capped(num_draws_in_lanes(lanes, config(p), weight_from(p), ends[p] - starts[p]));
+  }
+
+  // Writes the `count` slots (count from draws(p)) pair p draws to out[0 .. count).
+  C10_HOST_DEVICE void draw(int64_t p, int64_t count, int64_t* out) const {
+    draw_neighbor_offsets(config(p), static_cast<uint64_t>(p), weight_from(p), ends[p] - starts[p],
+                          count, out);
+    for (int64_t j = 0; j < count; ++j) out[j] += starts[p];
+  }
+
+  // draw(p, ...) by a group of lanes; `scratch` holds `count` entries (Floyd's raw picks).
+  template <typename Lanes>
+  C10_HOST_DEVICE void draw(int64_t p, int64_t count, int64_t* out, int64_t* scratch,
+                            const Lanes& lanes) const {
+    draw_neighbor_offsets_in_lanes(lanes, config(p), static_cast<uint64_t>(p), weight_from(p),
+                                   ends[p] - starts[p], count, out, scratch);
+    const int64_t start = starts[p];
+    lanes.each(count, [&](int64_t j) { out[j] += start; });
+  }
+
+ private:
+  C10_HOST_DEVICE DrawConfig config(int64_t p) const { return {fanouts[p], replace, key}; }
+  C10_HOST_DEVICE const weight_t* weight_from(int64_t p) const {
+    return weight ? weight + starts[p] : nullptr;
+  }
+  // 0, or minus the RangeFault of a range the draws cannot read.
+  C10_HOST_DEVICE int64_t range_fault(int64_t p) const {
     const int64_t start = starts[p], end = ends[p], fanout = fanouts[p];
     if (start < 0) return -kNegativeStart;
     if (end < start) return -kEndBelowStart;
     if (fanout < -1) return -kBadRangeFanout;
     if (weighted && end > num_weights) return -kPastWeights;
-    const DrawConfig cfg{fanout, replace, key};
-    const int64_t count = num_draws(cfg, weight ? weight + start : nullptr, end - start);
+    return 0;
+  }
+  C10_HOST_DEVICE int64_t capped(int64_t count) const {
     if (count == kInvalidWeights) return -kBadRangeWeights;
     return count <= max_draws ? count : -kTooManyDraws;
-  }
-
-  // Writes the `count` slots (count from draws(p)) pair p draws to out[0 .. count).
-  C10_HOST_DEVICE void draw(int64_t p, int64_t count, int64_t* out) const {
-    const int64_t start = starts[p];
-    const DrawConfig cfg{fanouts[p], replace, key};
-    draw_neighbor_offsets(cfg, static_cast<uint64_t>(p), weight ? weight + start : nullptr,
-                          ends[p] - start, count, out);
-    for (int64_t j = 0; j < count; ++j) out[j] += start;
   }
 };
 

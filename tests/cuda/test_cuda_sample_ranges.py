@@ -21,6 +21,8 @@ def _cases():
     ends = starts + torch.randint(0, 50, (30_000,), generator=_gen(2))
     ends[::97] += 3000  # a few long ranges (takes-all of 3000 slots, draws from wide ranges)
     fanouts = torch.randint(-1, 12, (30_000,), generator=_gen(3))
+    # Fanouts past a half warp: the lanes of an unweighted pair take more than one draw each.
+    fanouts[::7] = torch.randint(12, 41, (fanouts[::7].numel(),), generator=_gen(8))
     return starts, ends, fanouts
 
 
