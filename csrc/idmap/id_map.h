@@ -49,8 +49,8 @@ constexpr const char* kNegativeIdError = "ids and prefix must be >= 0, got a neg
 constexpr const char* kDuplicatePrefixError = "prefix must hold distinct ids, got a repeated id";
 
 // The backends, declared here because other ops build on them (match's overlap_counts).
-// `run(prefix, ids)` takes both as contiguous int64 and returns, per id, whether it is the first
-// occurrence of an id not in the prefix (bool) and its local id (int64).
+// `run(prefix, ids)` takes both as contiguous int64 and returns the ids not in the prefix in
+// first-occurrence order, and each id's local id (int64).
 struct CpuIdMap {
   static std::tuple<at::Tensor, at::Tensor> run(const at::Tensor& prefix, const at::Tensor& ids);
 };
@@ -61,15 +61,15 @@ struct CudaIdMap {
 #endif
 
 // The op's entry point, shared by the backends: check, make both inputs contiguous int64 on
-// their device, run the backend, and gather `unique` from its first occurrences.
+// their device, run the backend, and put the prefix before its new ids.
 template <typename Backend>
 std::tuple<at::Tensor, at::Tensor> id_map_entry(const at::Tensor& prefix, const at::Tensor& ids) {
   check_id_map_inputs(prefix, ids);
   const c10::DeviceGuard device_guard(ids.device());
   const at::Tensor prefix64 = prefix.to(at::kLong).contiguous();
   const at::Tensor ids64 = ids.to(at::kLong).contiguous();
-  const auto [is_first, local] = Backend::run(prefix64, ids64);
-  return {at::cat({prefix64, ids64.masked_select(is_first)}), local};
+  const auto [new_ids, local] = Backend::run(prefix64, ids64);
+  return {at::cat({prefix64, new_ids}), local};
 }
 
 }  // namespace fastgl::idmap

@@ -8,6 +8,7 @@ memory) schedules a pair.
 """
 
 import dataclasses
+import re
 
 import pytest
 import torch
@@ -464,6 +465,38 @@ def test_id_map_cuda_many_repeats_first_occurrence():
     expected = id_map(torch.empty(0, dtype=torch.long), ids)
     assert torch.equal(got[0].cpu(), expected[0]) and torch.equal(got[1].cpu(), expected[1])
     assert got[0].cpu().tolist()[:2] == [49, 0]
+
+
+@pytest.mark.parametrize("ids_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("num_prefix, num_ids", [(0, 0), (5, 0), (0, 7), (300, 10_000)])
+def test_id_map_cuda_synchronizes_once(num_prefix, num_ids, ids_dtype):
+    """One read-back brings the error flags and the number of new ids together."""
+    prefix = torch.randperm(20_000, generator=_gen(3))[:num_prefix].cuda()
+    ids = torch.randint(0, 20_000, (num_ids,), generator=_gen(4)).to(ids_dtype).cuda()
+    assert count_syncs(lambda: id_map(prefix, ids)) == 1
+
+
+NEGATIVE_ID = "id_map: ids and prefix must be >= 0, got a negative id"
+REPEATED_PREFIX = "id_map: prefix must hold distinct ids, got a repeated id"
+
+
+@pytest.mark.parametrize(
+    "prefix, ids, error",
+    [
+        ([-1], [], NEGATIVE_ID),
+        ([4, 4], [], REPEATED_PREFIX),
+        ([7], [3, -1, 3, 7, -5, 2], NEGATIVE_ID),
+        ([1, 5, 1], [2, 5, 9], REPEATED_PREFIX),
+    ],
+)
+def test_id_map_cuda_raises_what_the_cpu_raises(prefix, ids, error):
+    """The errors come from the flags the one read-back brings, with or without ids to map;
+    the passes after the insert skip a negative id, which has no slot."""
+    prefix, ids = torch.tensor(prefix), torch.tensor(ids, dtype=torch.int64)
+    for device in ("cpu", "cuda"):
+        with pytest.raises(RuntimeError, match=re.escape(error)):
+            id_map(prefix.to(device), ids.to(device))
+    torch.cuda.synchronize()
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])

@@ -58,7 +58,7 @@ std::tuple<at::Tensor, at::Tensor> CpuIdMap::run(const at::Tensor& prefix64,
       local_ptr[j] = f < num_prefix ? f : num_prefix + rank_ptr[f - num_prefix] - 1;
     }
   });
-  return {is_first, local};
+  return {ids64.masked_select(is_first), local};
 }
 
 TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("id_map", &id_map_entry<CpuIdMap>); }
