@@ -53,9 +53,11 @@ TORCH_LIBRARY(fastgl, m) {
   m.def("match(Tensor prev_nodes, Tensor next_nodes) -> Tensor");
   m.def("overlap_counts(Tensor nodes, Tensor offsets) -> Tensor");
   m.def("gather_rows(Tensor x, Tensor? index, Tensor(a!) out, Tensor? out_index) -> ()");
-  // Internal: whether an offset array is valid, answered from the checked-once record when it
-  // can be (csrc/common/valid_offsets.cpp), for the structure checks written in Python.
+  // Internal: whether an offset array is valid, or every id in range, answered from the
+  // checked-once record when it can be (csrc/common/record_answers.cpp), for the structure
+  // checks written in Python.
   m.def("_valid_offsets(Tensor offsets, int num_edges) -> bool");
+  m.def("_ids_in_range(Tensor ids, int num_nodes) -> bool");
   // Internal: NextDoor's transit grouping and tiers, exposed for tests (see transit_schedule.h).
   m.def(
       "_transit_schedule(Tensor transits, int min_block_pairs, int chunk_size) -> "

@@ -357,6 +357,15 @@ def _valid_offsets(rng):
     return {"offsets": offsets, "num_edges": int(offsets[-1]) + rng.choice([0, 0, 1, -1])}
 
 
+def _ids_in_range(rng):
+    """Ids with a bound that holds them, or one too small; now and then a negative id."""
+    ids = _ids(rng, size.max_ids + 1, rng.randint(0, size.max_ids))
+    if ids.numel() and rng.random() < 0.2:
+        ids[rng.randrange(ids.numel())] = -1
+    bound = (int(ids.max()) + 1 if ids.numel() else 0) + rng.choice([0, 0, 1, -1])
+    return {"ids": ids.to(rng.choice([torch.int32, torch.int64])), "num_nodes": bound}
+
+
 def _transit_schedule(rng):
     return {
         "transits": _ids(rng, size.max_ids, rng.randint(0, 2 * size.max_ids)),
@@ -389,6 +398,7 @@ FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
     "gather_rows": (_gather_rows, oracles.gather_rows),
     "_transit_schedule": (_transit_schedule, oracles.transit_schedule),
     "_valid_offsets": (_valid_offsets, oracles.valid_offsets),
+    "_ids_in_range": (_ids_in_range, oracles.ids_in_range),
 }
 
 

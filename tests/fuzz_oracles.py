@@ -226,6 +226,12 @@ def valid_offsets(before, after, result) -> Fault:
     return _expect(result is expected, f"says the offsets are {'' if result else 'not '}valid")
 
 
+def ids_in_range(before, after, result) -> Fault:
+    ids, bound = before["ids"].tolist(), before["num_nodes"]
+    expected = all(0 <= i < bound for i in ids)
+    return _expect(result is expected, f"says the ids are {'' if result else 'not '}in range")
+
+
 def transit_schedule(before, after, result) -> Fault:
     order, segments, starts, thread_tier, items = transit_schedule_reference(
         before["transits"].tolist(), before["min_block_pairs"], before["chunk_size"]

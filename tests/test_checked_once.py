@@ -62,6 +62,37 @@ def test_valid_offsets_answers_for_any_offset_array():
         ops._valid_offsets(torch.tensor([0, 1], dtype=torch.int32), 1)
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_ids_in_range_answers_for_any_id_vector(dtype):
+    """fastgl::_ids_in_range, the Python id checks' way to the record: a yes/no answer, an
+    error only for what is not an id vector at all."""
+    ids = torch.tensor([3, 0, 4, 4], dtype=dtype)
+    assert ops._ids_in_range(ids, 5)
+    assert not ops._ids_in_range(ids, 4)  # 4 is past the last node
+    assert not ops._ids_in_range(torch.tensor([2, -1], dtype=dtype), 5)
+    assert ops._ids_in_range(torch.tensor([], dtype=dtype), 0)
+    with pytest.raises(RuntimeError, match=r"^_ids_in_range: ids must be int32 or int64"):
+        ops._ids_in_range(torch.tensor([0.0]), 1)
+
+
+@needs_cuda
+def test_ids_in_range_reads_an_unchanged_cuda_array_once():
+    """The answer that passed is remembered: asked again (a layer's next call on the same
+    edge_index), the record answers without a read-back; an in-place change asks the device
+    again, and a bound the known range does not meet gets its own answer."""
+    ids = torch.tensor([3, 0, 4], device="cuda")
+    assert ops._ids_in_range(ids, 5)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        assert ops._ids_in_range(ids, 5) and ops._ids_in_range(ids[1:], 9)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert not ops._ids_in_range(ids, 4)
+    ids[0] = 7
+    assert not ops._ids_in_range(ids, 5)
+
+
 @needs_cuda
 def test_an_unchanged_cuda_structure_is_not_checked_again():
     indptr, indices, x = _valid_structure("cuda")

@@ -203,10 +203,14 @@ def _from_pairs(
 
 
 def _check_ids(where: str, what: str, ids: Tensor, num_nodes: int, side: str) -> None:
-    """:func:`fastgl.graph.check_ids`; under ``torch.compile`` an assertion inside the graph
-    instead, since reading the ids' range back to Python would break the graph there."""
+    """:func:`fastgl.graph.check_ids`, asked of the checked-once record first: a layer called
+    again and again on the same ``edge_index`` on a GPU (full-graph training) reads its ids'
+    range back on the first call only, while the array is unchanged. Under ``torch.compile``
+    an assertion inside the graph instead, since reading the ids' range back to Python would
+    break the graph there."""
     if not is_compiling():
-        check_ids(where, what, ids, num_nodes, side)
+        if not torch.ops.fastgl._ids_in_range(ids, num_nodes):
+            check_ids(where, what, ids, num_nodes, side)  # raises, with the offending id
         return
     torch._assert_async(
         ((ids >= 0) & (ids < num_nodes)).all(),
@@ -486,7 +490,7 @@ def _adjacency_of_sparse(where: str, adj_t: Tensor) -> Adjacency:
         # The CSR of adj_t is the CSC of the graph: rows are destinations, columns sources.
         crow, col = adj_t.crow_indices(), adj_t.col_indices()
         check_offsets(where, "adj_t.crow_indices()", crow, col.numel(), "nnz")
-        check_ids(where, "adj_t", col, num_src, "source")
+        _check_ids(where, "adj_t", col, num_src, "source")
         structure = csc_structure(crow.to(torch.int64), col.contiguous(), num_src, num_dst)
         return Adjacency(structure, values=adj_t.values())
     if adj_t.layout == torch.sparse_coo:
