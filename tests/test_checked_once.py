@@ -77,17 +77,19 @@ def test_ids_in_range_answers_for_any_id_vector(dtype):
 
 @needs_cuda
 def test_ids_in_range_reads_an_unchanged_cuda_array_once():
-    """The answer that passed is remembered: asked again (a layer's next call on the same
-    edge_index), the record answers without a read-back; an in-place change asks the device
-    again, and a bound the known range does not meet gets its own answer."""
+    """The answer that passed is remembered: asked again of the same array (a layer's next call
+    on the same edge_index; a detached alias shares its counter), the record answers without a
+    read-back, for any bound the known range meets; an in-place change asks the device again,
+    and so does a bound the known range does not meet."""
     ids = torch.tensor([3, 0, 4], device="cuda")
     assert ops._ids_in_range(ids, 5)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
-        assert ops._ids_in_range(ids, 5) and ops._ids_in_range(ids[1:], 9)
+        assert ops._ids_in_range(ids, 5) and ops._ids_in_range(ids.detach(), 9)
     finally:
         torch.cuda.set_sync_debug_mode("default")
+    assert ops._ids_in_range(ids[1:], 5)  # another run of the array: read back, and in range
     assert not ops._ids_in_range(ids, 4)
     ids[0] = 7
     assert not ops._ids_in_range(ids, 5)

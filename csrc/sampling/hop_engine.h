@@ -177,10 +177,13 @@ class HopEngine {
     return cfg_.replace ? fanout : std::min(fanout, g_.num_edges);
   }
 
-  // Lanes per pair: a weighted row is scanned by a warp (counted, and its keys drawn, together);
-  // an unweighted one is counted by one lane and drawn by a lane per draw.
+  // Lanes per pair: a weighted row is counted by a warp, and drawn by one without replacement
+  // (its keys a round at a time); otherwise a lane per draw (a weighted draw with replacement
+  // is lane 0's scan, but each lane inserts its own draws).
   int count_lanes() const { return g_.weight ? kWarpLanes : 1; }
-  int draw_lanes(int64_t h) const { return g_.weight ? kWarpLanes : lanes_for(per_pair_bound(h)); }
+  int draw_lanes(int64_t h) const {
+    return g_.weight && !cfg_.replace ? kWarpLanes : lanes_for(per_pair_bound(h));
+  }
 
   // Device memory of a hop whose edge buffers hold `edges` (and its level buffer the new nodes).
   int64_t level_bytes(int64_t edges) const {

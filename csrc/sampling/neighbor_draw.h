@@ -305,7 +305,9 @@ C10_HOST_DEVICE inline void draw_weighted_without_replacement_in_lanes(
     int64_t newly = 0;
     for (uint32_t bits = offered; bits != 0; bits &= bits - 1) ++newly;
     kept = kept + newly < count ? kept + newly : count;
-    if (kept == count) {
+    // The next round's filter needs the smallest kept key; after the last round nobody does,
+    // and the caller may already be writing `out` (no barrier follows this read).
+    if (kept == count && round + lanes.width < degree) {
       RandomStream rng(key, stream);
       min_kept = weighted_key(rng, weight, out[count - 1]);
     }

@@ -82,9 +82,10 @@ struct RangesView {
 
   // Writes the `count` slots (count from draws(p)) pair p draws to out[0 .. count).
   C10_HOST_DEVICE void draw(int64_t p, int64_t count, int64_t* out) const {
-    draw_neighbor_offsets(config(p), static_cast<uint64_t>(p), weight_from(p), ends[p] - starts[p],
+    const int64_t start = starts[p];
+    draw_neighbor_offsets(config(p), static_cast<uint64_t>(p), weight_from(p), ends[p] - start,
                           count, out);
-    for (int64_t j = 0; j < count; ++j) out[j] += starts[p];
+    for (int64_t j = 0; j < count; ++j) out[j] += start;
   }
 
   // draw(p, ...) by a group of lanes; `scratch` holds `count` entries (Floyd's raw picks).

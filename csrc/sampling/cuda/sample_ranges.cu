@@ -16,8 +16,9 @@ using fastgl::cuda::kThreadsPerBlock;
 using fastgl::cuda::run_group_stage_kernel;
 
 // Lanes per pair. The fanouts are device data, so the width cannot follow them: a weighted
-// range is scanned by a warp, an unweighted one counted by one lane and drawn by a half warp
-// (a draw per lane for fanouts up to 16, more per lane past that).
+// range is counted, and drawn without replacement, by a warp; weighted draws with replacement
+// are one lane's scan, so a pair gets one lane; an unweighted range is counted by one lane and
+// drawn by a half warp (a draw per lane for fanouts up to 16, more per lane past that).
 constexpr int kUnweightedDrawLanes = 16;
 
 template <typename weight_t>
@@ -26,7 +27,8 @@ int count_lanes(const RangesView<weight_t>& view) {
 }
 template <typename weight_t>
 int draw_lanes(const RangesView<weight_t>& view) {
-  return view.weighted ? kWarpLanes : kUnweightedDrawLanes;
+  if (view.weighted) return view.replace ? 1 : kWarpLanes;
+  return kUnweightedDrawLanes;
 }
 
 // Each pair's draw count, checked as it is computed; the first bad pair (smallest encoded
@@ -85,6 +87,9 @@ struct CudaSampleRanges {
     if (total == 0) return {ptr, slots};
     // Only uniform draws without replacement keep raw picks; the others never touch it.
     const bool picks = view.weight == nullptr && !view.replace;
+    if (picks)
+      check_output_fits(kRangesOp, "the draws' scratch", total, sizeof(int64_t),
+                        in.starts.device());
     const at::Tensor scratch = at::empty({picks ? total : 0}, options);
     int64_t* const scratch_data = picks ? scratch.data_ptr<int64_t>() : nullptr;
     const int draw_width = draw_lanes(view);
