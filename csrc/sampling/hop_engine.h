@@ -177,10 +177,9 @@ class HopEngine {
     return cfg_.replace ? fanout : std::min(fanout, g_.num_edges);
   }
 
-  // Lanes per pair: a weighted row is counted by a warp, and drawn by one without replacement
-  // (its keys a round at a time); otherwise a lane per draw (a weighted draw with replacement
+  // Lanes per pair to draw: a weighted row is drawn by a warp without replacement (its keys a
+  // round at a time); otherwise a lane per draw (a weighted draw with replacement
   // is lane 0's scan, but each lane inserts its own draws).
-  int count_lanes() const { return g_.weight ? kWarpLanes : 1; }
   int draw_lanes(int64_t h) const {
     return g_.weight && !cfg_.replace ? kWarpLanes : lanes_for(per_pair_bound(h));
   }
@@ -310,7 +309,7 @@ class HopEngine {
     const Frontier frontier = frontier_of(h, pairs);
     at::Tensor counts = at::empty({pairs}, options_);
     at::Tensor ptr = at::empty({pairs + 1}, options_);
-    exec_.for_each_group(pairs, count_lanes(),
+    exec_.for_each_group(pairs, count_lanes(g_.weight != nullptr),
                          CountDraws<index_t, weight_t>{call(), g_, frontier, num_batches_, h, draw,
                                                        counts.data_ptr<int64_t>()});
     exec_.exclusive_scan(counts.data_ptr<int64_t>(), ptr.data_ptr<int64_t>(), pairs);

@@ -241,6 +241,17 @@ C10_HOST_DEVICE inline bool floyd_collides(const int64_t* picks, int64_t m, int6
   }
 }
 
+// Lanes num_draws_in_lanes puts to use: a warp for a weighted row, one lane for an unweighted one
+// (its count is its degree).
+inline int count_lanes(bool weighted) { return weighted ? kWarpLanes : 1; }
+
+// count_positive by a group of lanes, the same value on every lane.
+template <typename Lanes, typename weight_t>
+C10_HOST_DEVICE inline int64_t count_positive_in_lanes(const Lanes& lanes, const weight_t* weight,
+                                                       int64_t degree) {
+  return lanes.sum(degree, [&](int64_t i) { return weight[i] > 0; });
+}
+
 // num_draws by a group of lanes, the same value on every lane. A row whose weights are all
 // finite, non-negative and at most DBL_MAX / (2 degree) has a finite sum in any order, so the
 // lanes count its positive weights together; a row with any other weight (an invalid one, or
@@ -255,7 +266,7 @@ C10_HOST_DEVICE inline int64_t num_draws_in_lanes(const Lanes& lanes, const Draw
     return !(w >= 0 && w <= tame);
   });
   if (wild > 0) return num_draws(cfg, weight, degree);
-  return draws_from(cfg, lanes.sum(degree, [&](int64_t i) { return weight[i] > 0; }));
+  return draws_from(cfg, count_positive_in_lanes(lanes, weight, degree));
 }
 
 // draw_neighbor_offsets' "take every edge" case. A row draws min(positive, fanout) edges without
@@ -268,7 +279,7 @@ C10_HOST_DEVICE inline bool takes_every_edge(const Lanes& lanes, const DrawConfi
   if (cfg.fanout < 0) return true;
   if (cfg.replace) return false;
   if (weight == nullptr) return count == degree;
-  return count < cfg.fanout || lanes.sum(degree, [&](int64_t i) { return weight[i] > 0; }) == count;
+  return count < cfg.fanout || count_positive_in_lanes(lanes, weight, degree) == count;
 }
 
 // draw_weighted_without_replacement by a group of lanes: the row is read a round of `width`

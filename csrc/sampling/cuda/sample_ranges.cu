@@ -15,16 +15,12 @@ using fastgl::cuda::blocks_for;
 using fastgl::cuda::kThreadsPerBlock;
 using fastgl::cuda::run_group_stage_kernel;
 
-// Lanes per pair. The fanouts are device data, so the width cannot follow them: a weighted
-// range is counted, and drawn without replacement, by a warp; weighted draws with replacement
+// Lanes per pair (counting: count_lanes). The fanouts are device data, so the width cannot follow
+// them: a weighted range is drawn without replacement by a warp; weighted draws with replacement
 // are one lane's scan, so a pair gets one lane; an unweighted range is counted by one lane and
 // drawn by a half warp (a draw per lane for fanouts up to 16, more per lane past that).
 constexpr int kUnweightedDrawLanes = 16;
 
-template <typename weight_t>
-int count_lanes(const RangesView<weight_t>& view) {
-  return view.weighted ? kWarpLanes : 1;
-}
 template <typename weight_t>
 int draw_lanes(const RangesView<weight_t>& view) {
   if (view.weighted) return view.replace ? 1 : kWarpLanes;
@@ -69,7 +65,7 @@ struct CudaSampleRanges {
 
     at::Tensor counts = at::empty({num_pairs}, options);
     at::Tensor first_fault = at::full({1}, kNoRangeFault, options);
-    const int count_width = count_lanes(view);
+    const int count_width = count_lanes(view.weighted);
     run_group_stage_kernel<<<blocks_for(num_pairs * count_width), kThreadsPerBlock, 0, stream>>>(
         num_pairs, count_width,
         CountRangeDraws<weight_t>{view, counts.data_ptr<int64_t>(),
