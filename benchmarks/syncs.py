@@ -17,7 +17,9 @@ a size or an error flag back; a raw ``cudaMemcpy`` in a launcher would not be co
 has none). Kernel launches are the device events of a ``torch.profiler`` trace of a third call,
 copies and memsets counted apart (``benchmarks/device_counts.py``).
 Baselines in the same run: the vectorized PyTorch sampler of ``benchmarks.sampling``, the
-``torch.unique`` relabel of ``benchmarks.id_map`` and ``torch.sparse.mm``. On the CPU there is
+``torch.unique`` relabel of ``benchmarks.id_map``, ``torch.sparse.mm``, and for heterogeneous
+sampling (the graph split in two node types) the sampler's own hops composed of
+``sample_ranges`` and ``id_map``. On the CPU there is
 nothing to count; the benchmark says so and exits. The JSON goes to
 ``benchmarks/results/syncs-<device tag>-<preset>.json`` unless ``--out`` is given.
 """
@@ -35,10 +37,11 @@ from benchmarks.aggregate import Structure
 from benchmarks.device_counts import count_kernels, count_syncs
 from benchmarks.id_map import torch_ordered_relabel
 from benchmarks.sampling import TorchNeighborSampler
-from fastgl import NeighborSampler
+from fastgl import HeteroCSCGraph, NeighborSampler
 from fastgl.data.rmat import rmat_graph
 from fastgl.nn.functional import aggregate, es_spmm
 from fastgl.ops import id_map, random_walk
+from fastgl.sampling import HeteroNeighborSampler
 
 
 def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
@@ -131,6 +134,50 @@ def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
     ]
 
 
+def two_type_graph(graph) -> HeteroCSCGraph:
+    """The graph as a heterogeneous one: its first half of node ids of type "a", the rest of
+    type "b", and one relation per (source type, destination type)."""
+    half = graph.num_nodes // 2
+    dst = torch.repeat_interleave(
+        torch.arange(graph.num_nodes, device=graph.indptr.device), graph.indptr.diff()
+    )
+    src = graph.indices.to(torch.int64)
+    edges = {}
+    for src_type, src_b in (("a", False), ("b", True)):
+        for dst_type, dst_b in (("a", False), ("b", True)):
+            keep = ((src >= half) == src_b) & ((dst >= half) == dst_b)
+            shift = [[half if src_b else 0], [half if dst_b else 0]]
+            shift = torch.tensor(shift, device=src.device)
+            edges[(src_type, "to", dst_type)] = torch.stack([src[keep], dst[keep]]) - shift
+    return HeteroCSCGraph.from_edge_index_dict(edges, {"a": half, "b": graph.num_nodes - half})
+
+
+def hetero_cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
+    """Heterogeneous sampling of the graph split in two node types (four relations): the device
+    engine (one ``_hetero_sample_hops``) against the same sampler's hops composed of
+    ``sample_ranges`` and one ``id_map`` per node type (its reference, and the GPU path before
+    the engine)."""
+    hetero = two_type_graph(graph)
+    sampler = HeteroNeighborSampler(hetero, args.fanouts)
+    generator = torch.Generator().manual_seed(args.seed)
+    half = hetero.num_nodes["a"]
+    seeds = {
+        "a": torch.randperm(half, generator=generator)[: args.batch_size // 2],
+        "b": torch.randperm(hetero.num_nodes["b"], generator=generator)[: args.batch_size // 2],
+    }
+    seeds = {t: s.to(graph.indptr.device) for t, s in seeds.items()}
+    hops = len(args.fanouts)
+    return [
+        (
+            "heterogeneous sampling, 2 types",
+            f"fastgl HeteroNeighborSampler, {name}",
+            hops,
+            lambda engine=engine: sampler._sample(seeds, args.seed, engine=engine),
+        )
+        for name, engine in (("device engine", True), ("hops composed", False))
+    ]
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = harness.argument_parser("syncs", __doc__)
     harness.add_preset_argument(parser, "small", "R-MAT graph")
@@ -152,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
         return None
     graph = rmat_graph(args.preset, seed=args.seed).to(device)
     rows = []
-    for op, implementation, hops, call in cases(graph, args):
+    for op, implementation, hops, call in cases(graph, args) + hetero_cases(graph, args):
         syncs, launches = count_syncs(call), count_kernels(call)
         rows.append(
             {

@@ -23,6 +23,14 @@ TORCH_LIBRARY(fastgl, m) {
       "Tensor seeds, Tensor seed_ptr, int[] fanouts, bool replace, bool layerwise, bool disjoint, "
       "int seed, int budget_bytes) -> "
       "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
+  // Internal: heterogeneous sampling's hops on the device engine (csrc/sampling/hetero_hops.h).
+  m.def(
+      "_hetero_sample_hops(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, "
+      "Tensor seeds, int[] seed_counts, int[] type_start, int[] src_type, int[] dst_type, "
+      "int[] row_base, int[] fanouts, int num_hops, bool replace, bool layerwise, bool disjoint, "
+      "int seed, int budget_bytes=-1, Tensor? slot_time=None, Tensor? tree_time=None, "
+      "int[] timed=[], bool latest=False) -> "
+      "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
   m.def(
       "random_walk(Tensor indptr, Tensor indices, Tensor? weight, Tensor? eid, Tensor starts, "
       "int length, "

@@ -183,6 +183,69 @@ def _sample_hops_staged(rng):
     return {**_sample_hops(rng), "budget_bytes": rng.choice([0, 1 << 40])}
 
 
+def _two_type_graph(rng, g, cut):
+    """``g``'s nodes split at ``cut`` into two node types, its edges redrawn within each type
+    (each relation's sources are of its own type): ``(indptr, indices, weight, eid)``."""
+    n = g["num_nodes"]
+    src, dst = g["src"].clone(), g["dst"].clone()
+    low = dst < cut
+    src[low] = src[low] % max(cut, 1)
+    src[~low] = cut + src[~low] % max(n - cut, 1)
+    indptr, indices, perm = torch.ops.fastgl.csc_from_coo(src, dst, n)
+    return indptr, indices, _maybe(rng, g["weight"]), _maybe(rng, perm)
+
+
+def _hetero_sample_hops(rng):
+    """Heterogeneous hops on the device engine's host run: a random graph as one node type with
+    one relation (whose sample is sample_hops' for one batch), or split into two node types
+    with a relation within each, every row the relation's of its node; some calls temporal."""
+    g = _graph(rng)
+    n = g["num_nodes"]
+    num_hops = rng.randint(0, 3)
+    if rng.random() < 0.5:
+        type_start, relations = [0, n], ([0], [0], [0])
+        csc = (g["indptr"], g["indices"], _maybe(rng, g["weight"]), _maybe(rng, g["perm"]))
+    else:
+        cut = rng.randint(0, n)
+        type_start, relations = [0, cut, n], ([0, 1], [0, 1], [0, 0])
+        csc = _two_type_graph(rng, g, cut)
+    seeds = _ids(rng, n, rng.randint(0, size.max_ids)).sort().values
+    if rng.random() < 0.3:  # temporal: every row ascends in time (the time-sorted view)
+        gen, num_slots = g["gen"], csc[1].numel()
+        return {
+            **_hetero_call(rng, csc[:2], (None, csc[3]), seeds, type_start, relations, num_hops),
+            "disjoint": True,
+            "slot_time": torch.randint(0, 3, (num_slots,), generator=gen).cumsum(0),
+            "tree_time": torch.randint(0, 3 * num_slots + 1, (seeds.numel(),), generator=gen),
+            "timed": [rng.randint(0, 1) for _ in relations[0]],
+            "latest": rng.random() < 0.5,
+        }
+    return _hetero_call(rng, csc[:2], csc[2:], seeds, type_start, relations, num_hops)
+
+
+def _hetero_call(rng, graph, weight_and_eid, seeds, type_start, relations, num_hops):
+    bounds = zip(type_start, type_start[1:])
+    return {
+        "indptr": graph[0],
+        "indices": graph[1],
+        "weight": weight_and_eid[0],
+        "eid": weight_and_eid[1],
+        "seeds": seeds,
+        "seed_counts": [int(((seeds >= lo) & (seeds < hi)).sum()) for lo, hi in bounds],
+        "type_start": type_start,
+        "src_type": relations[0],
+        "dst_type": relations[1],
+        "row_base": relations[2],
+        "fanouts": [rng.choice([-1, 0, 2]) for _ in range(num_hops * len(relations[0]))],
+        "num_hops": num_hops,
+        "replace": rng.random() < 0.5,
+        "layerwise": rng.random() < 0.5,
+        "disjoint": rng.random() < 0.5,
+        "seed": rng.randrange(2**62),
+        "budget_bytes": rng.choice([-1, 0]),
+    }
+
+
 def _random_walk(rng):
     """Walks over a random graph's out-edge CSR (its transposed structure: each source's
     targets ascending), any mix of node2vec, restarts and ppr; edge ids from its slots, or
@@ -381,6 +444,7 @@ FUZZED_OPS: dict[str, tuple[Callable[[random.Random], dict], oracles.Oracle]] = 
     "sample_ranges": (_sample_ranges, oracles.sample_ranges),
     "sample_hops": (_sample_hops, oracles.sample_hops),
     "_sample_hops_staged": (_sample_hops_staged, oracles.sample_hops_staged),
+    "_hetero_sample_hops": (_hetero_sample_hops, oracles.hetero_sample_hops),
     "random_walk": (_random_walk, oracles.random_walk),
     "frontier_sample": (_frontier_sample, oracles.frontier_sample),
     "induced_subgraphs": (_induced_subgraphs, oracles.induced_subgraphs),
@@ -504,7 +568,10 @@ def run_case(op: str, call: dict):
 
 
 # Test-only ops that run another op's engine raise that op's errors, under its name.
-ERRORS_NAMED_AS = {"_sample_hops_staged": "sample_hops"}
+ERRORS_NAMED_AS = {
+    "_sample_hops_staged": "sample_hops",
+    "_hetero_sample_hops": "hetero_sample_hops",
+}
 
 
 def names_op(message: str, op: str) -> bool:

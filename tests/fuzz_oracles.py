@@ -408,6 +408,126 @@ def sample_hops_staged(before, after, result) -> Fault:
     return sample_hops(call, after, result)
 
 
+def hetero_sample_hops(before, after, result) -> Fault:
+    """Sizes that fit each other and nodes of their own types; one node type with one relation
+    (rows = node ids) samples what sample_hops samples for one batch (where sample_hops does not
+    refuse a row that no pair reads)."""
+    nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, tree, indptr = result
+    type_start, num_hops = before["type_start"], before["num_hops"]
+    num_types, num_relations = len(type_start) - 1, len(before["src_type"])
+    shapes_fit = (
+        node_counts.shape == (num_types, num_hops + 1)
+        and edge_counts.shape == (num_relations, num_hops)
+        and int(node_counts.sum()) == nodes.numel()
+        and int(edge_counts.sum()) == row.numel() == col.numel() == edge_ids.numel()
+        and seed_local.numel() == before["seeds"].numel()
+        and tree.numel() == (nodes.numel() if before["disjoint"] else 0)
+    )
+    if not shapes_fit:
+        return "the outputs' sizes do not fit each other"
+    node_sizes = node_counts.sum(1).tolist()
+    for t, part in enumerate(nodes.split(node_sizes)):
+        lo, hi = type_start[t], type_start[t + 1]
+        if part.numel() and (int(part.min()) < lo or int(part.max()) >= hi):
+            return f"node type {t} holds a node of another type"
+    node_base = [0, *torch.tensor(node_sizes, dtype=torch.long).cumsum(0).tolist()]
+    seed_types = torch.repeat_interleave(
+        torch.arange(num_types), torch.tensor(before["seed_counts"], dtype=torch.long)
+    )
+    seed_at = torch.tensor(node_base[:-1])[seed_types] + seed_local
+    if not torch.equal(nodes[seed_at], before["seeds"]):
+        return "seed_local does not point at the seeds"
+    edges = (row, col, edge_ids, edge_counts)
+    fault = _hetero_edges_fault(before, nodes, node_sizes, node_base, *edges)
+    if fault is not None:
+        return fault
+    if before.get("slot_time") is not None:
+        return _hetero_times_fault(before, node_base, col, edge_ids, edge_counts, tree)
+    if num_types != 1 or type_start[1] != before["indptr"].numel() - 1:
+        return None
+    call = {k: before[k] for k in ("indptr", "indices", "weight", "eid", "seeds")}
+    try:
+        expected = torch.ops.fastgl.sample_hops(
+            **call,
+            seed_ptr=torch.tensor([0, before["seeds"].numel()]),
+            fanouts=before["fanouts"],
+            replace=before["replace"],
+            layerwise=before["layerwise"],
+            disjoint=before["disjoint"],
+            seed=before["seed"],
+        )
+    except (RuntimeError, ValueError) as error:
+        # A relational call reads a row only where a pair draws from it; sample_hops also reads
+        # (and checks) the rows of the nodes it never draws for, for their in-degrees.
+        if "indptr is not a valid CSC offset array" in str(error):
+            return None
+        return f"sample_hops rejects a call the heterogeneous engine accepted: {error}"
+    pairs = zip(
+        (nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, tree),
+        (expected[i] for i in (0, 1, 2, 3, 4, 5, 6, 8)),
+    )
+    if not all(torch.equal(got, want) for got, want in pairs):
+        return "one node type, one relation: not sample_hops' sample"
+    return None
+
+
+def _edge_relations(before, num_types, edge_counts) -> Tensor:
+    """The relation of every edge of a heterogeneous sample (by source type, hop, relation)."""
+    runs, relation_of = [], []
+    for source in range(num_types):
+        for hop in range(before["num_hops"]):
+            for r, src in enumerate(before["src_type"]):
+                if src == source:
+                    runs.append(int(edge_counts[r, hop]))
+                    relation_of.append(r)
+    return torch.repeat_interleave(
+        torch.tensor(relation_of, dtype=torch.long), torch.tensor(runs, dtype=torch.long)
+    )
+
+
+def _hetero_times_fault(before, node_base, col, edge_ids, edge_counts, tree) -> Fault:
+    """A timed relation's edges are no later than their tree's time."""
+    relation = _edge_relations(before, len(node_base) - 1, edge_counts)
+    if relation.numel() == 0 or before["eid"] is not None:
+        return None
+    timed = torch.tensor(before["timed"], dtype=torch.bool)[relation]
+    dst_of = torch.tensor(before["dst_type"], dtype=torch.long)[relation]
+    transit_tree = tree[torch.tensor(node_base, dtype=torch.long)[dst_of] + col]
+    late = before["slot_time"][edge_ids] > before["tree_time"][transit_tree]
+    return "a timed edge is later than its tree" if bool((timed & late).any()) else None
+
+
+def _hetero_edges_fault(before, nodes, node_sizes, node_base, row, col, edge_ids, edge_counts):
+    """Every drawn edge (by source type, then hop, then relation) is an in-edge of its transit
+    along its relation: its slot (its id, without eid) lies in the transit's row and holds its
+    source."""
+    src_type, dst_type = before["src_type"], before["dst_type"]
+    relation = _edge_relations(before, len(node_sizes), edge_counts)
+    if relation.numel() == 0:
+        return None
+    src_of, dst_of = (torch.tensor(t, dtype=torch.long)[relation] for t in (src_type, dst_type))
+    sizes = torch.tensor(node_sizes, dtype=torch.long)
+    if bool(
+        (row < 0).any()
+        | (row >= sizes[src_of]).any()
+        | (col < 0).any()
+        | (col >= sizes[dst_of]).any()
+    ):
+        return "an edge's row or col is not a local id of its node type"
+    base = torch.tensor(node_base, dtype=torch.long)
+    source, transit = nodes[base[src_of] + row], nodes[base[dst_of] + col]
+    if before["eid"] is not None:
+        return None
+    indptr = before["indptr"]
+    rows = torch.tensor(before["row_base"], dtype=torch.long)[relation] + transit
+    slot = edge_ids
+    if bool((slot < indptr[rows]).any() | (slot >= indptr[rows + 1]).any()):
+        return "an edge's slot is not in its transit's row"
+    if not torch.equal(before["indices"][slot].to(torch.long), source):
+        return "an edge's source is not its slot's"
+    return None
+
+
 def sample_hops(before, after, result) -> Fault:
     nodes, node_counts, row, col, edge_ids, edge_counts, seed_local, in_degrees, tree, col_ptr = (
         result

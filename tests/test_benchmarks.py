@@ -360,3 +360,24 @@ def test_device_events_split_into_kernels_and_copies():
     ]
     assert split_device_events(names) == {"kernels": 2, "copies": 3}
     assert split_device_events([]) == {"kernels": 0, "copies": 0}
+
+
+def test_sync_benchmark_heterogeneous_cases_run_and_agree():
+    """The syncs benchmark's heterogeneous cases (the graph split in two node types) run on any
+    device, and the engine and the composed hops it compares draw the same sample."""
+    from argparse import Namespace
+
+    from benchmarks.syncs import hetero_cases, two_type_graph
+    from fastgl.data.rmat import rmat_graph
+
+    graph = rmat_graph("tiny", seed=0)
+    hetero = two_type_graph(graph)
+    assert sum(hetero.num_nodes.values()) == graph.num_nodes
+    assert sum(hetero[e].indices.numel() for e in hetero.edge_types) == graph.indices.numel()
+    args = Namespace(fanouts=[4, 2], batch_size=64, seed=3)
+    (_, _, hops, engine), (_, _, _, composed) = hetero_cases(graph, args)
+    got, expected = engine(), composed()
+    assert hops == 2 and got.num_sampled_edges == expected.num_sampled_edges
+    assert sum(map(sum, got.num_sampled_edges.values())) > 0
+    for etype in hetero.edge_types:
+        assert torch.equal(got.row[etype], expected.row[etype])

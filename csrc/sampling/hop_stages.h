@@ -55,6 +55,10 @@ C10_HOST_DEVICE inline void report_fault(int64_t* fault, int64_t level, FaultKin
 
 // What every stage shares: the table, the local id of each of its slots, the fault word, and
 // how node keys (node, or tree * N + node when disjoint) combine with their batch.
+//
+// A relational call (heterogeneous sampling, hetero_hops.h) numbers the nodes of each node type
+// apart: its batches are the node types, batch b holding the global ids type_start[b] ..
+// type_start[b + 1] - 1, and a node's rows in the CSC are its relations' (PairBlocks below).
 struct CallView {
   TableView table;
   int64_t* local_of;  // [capacity] local id of the key in each slot, once numbered
@@ -62,6 +66,15 @@ struct CallView {
   int64_t key_range;  // node keys are below it: (batch, key) -> batch * key_range + key
   int64_t num_nodes;
   bool disjoint;
+  const int64_t* type_start;  // relational: [B + 1]; null: every batch spans all N nodes
+
+  C10_HOST_DEVICE bool relational() const { return type_start != nullptr; }
+  // Whether `node` may join batch b: any node of the graph, or one of the batch's node type.
+  C10_HOST_DEVICE bool admits(int64_t batch, int64_t node) const {
+    const int64_t lo = relational() ? type_start[batch] : 0;
+    const int64_t hi = relational() ? type_start[batch + 1] : num_nodes;
+    return node >= lo && node < hi;
+  }
 
   C10_HOST_DEVICE int64_t node_of(int64_t key) const {
     return disjoint && num_nodes > 0 ? key % num_nodes : key;
@@ -114,6 +127,122 @@ struct Frontier {
   const int64_t* off;  // [B + 1]
 };
 
+// How a hop's pairs map to its frontier. Homogeneous (count == 0): pair p is frontier node p, which
+// draws from its own row into its own batch, from stream pair_stream(b, p - off[b]). Relational:
+// the pairs form blocks, one per relation that draws at the hop, ordered by (source type,
+// relation) so that each batch's items are contiguous and in the order the reference relabels
+// them; block k's j-th pair is the j-th transit of batch dst[k], draws fanout[k] edges from row
+// row_base[k] + node into batch src[k], from stream stream_base[k] + j: the pairs numbered
+// relation-major in the graph's relation order, as the reference numbers them.
+struct PairBlocks {
+  int64_t count;            // K; 0: homogeneous
+  const int64_t* start;     // [K + 1] each block's first pair
+  const int64_t* src;       // [K] the batch its drawn nodes join
+  const int64_t* dst;       // [K] its transits' batch
+  const int64_t* row_base;  // [K]
+  const int64_t* fanout;    // [K]
+  const int64_t* relation;  // [K] position in the graph's relation order
+  int64_t* stream_base;     // [K] written by PlaceBlocks
+  int64_t* ptr_base;        // [K] where its CSC offsets go in the relational output (PlaceBlocks)
+  const int64_t* batch_pairs;  // [B + 1] batch b's items are drawn by pairs batch_pairs[b] ..
+  // Temporal calls (times null otherwise): whether block k's relation has times, the time key
+  // of every slot (each row ascending) and of every tree, and the "last" strategy.
+  const int64_t* timed = nullptr;  // [K]
+  const int64_t* slot_time = nullptr;
+  const int64_t* tree_time = nullptr;
+  bool latest = false;
+};
+
+// One pair of a hop, resolved.
+struct Pair {
+  int64_t transit;  // its node's index in the frontier list; -1 past the frontier's end
+  int64_t batch;    // the batch its draws join
+  int64_t row_base;
+  int64_t fanout;
+  uint64_t stream;
+  bool timed;  // its range is cut to its tree's time
+};
+
+// Batch b's entries of a list with batch offsets off: off[b] .. off[b + 1].
+C10_HOST_DEVICE inline int64_t batch_size(const int64_t* off, int64_t b) {
+  return off[b + 1] - off[b];
+}
+
+// Block k of a relational hop: the k with start[k] <= p < start[k + 1].
+C10_HOST_DEVICE inline int64_t block_of(const PairBlocks& blocks, int64_t p) {
+  return batch_of_item(blocks.start, blocks.count, p);
+}
+
+C10_HOST_DEVICE inline Pair resolve_pair(const PairBlocks& blocks, const Frontier& frontier,
+                                         int64_t num_batches, int64_t hop_fanout, int64_t p) {
+  if (blocks.count == 0) {
+    if (p >= frontier.off[num_batches]) return {-1, 0, 0, 0, 0, false};
+    const int64_t b = frontier.list.batch[p];
+    return {p, b, 0, hop_fanout, pair_stream(b, p - frontier.off[b]), false};
+  }
+  const int64_t k = block_of(blocks, p), j = p - blocks.start[k], d = blocks.dst[k];
+  if (j >= batch_size(frontier.off, d)) return {-1, 0, 0, 0, 0, false};
+  return {frontier.off[d] + j,
+          blocks.src[k],
+          blocks.row_base[k],
+          blocks.fanout[k],
+          static_cast<uint64_t>(blocks.stream_base[k] + j),
+          blocks.slot_time != nullptr && blocks.timed[k] != 0};
+}
+
+// The slots a pair draws from, and how many: its row [start, end) with its fanout, or for a
+// timed pair (temporal sampling, fastgl/sampling/temporal.py's TimeSortedRows.ranges) the row's
+// prefix of slots no later than its tree's time (each row ascends in time, so a binary search
+// finds it), and with the "last" strategy that prefix's last `fanout` slots, every one taken.
+struct PairRange {
+  int64_t start, end, fanout;
+};
+
+C10_HOST_DEVICE inline PairRange pair_range(const PairBlocks& blocks, const CallView& call,
+                                            int64_t key, const Pair& pair, int64_t start,
+                                            int64_t end) {
+  if (!pair.timed) return {start, end, pair.fanout};
+  const int64_t time = blocks.tree_time[key / call.num_nodes];  // temporal calls are disjoint
+  int64_t lo = start, hi = end;  // the prefix ends at the first slot past the time
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (blocks.slot_time[mid] <= time) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (!blocks.latest || pair.fanout < 0) return {start, lo, pair.fanout};
+  return {lo - start > pair.fanout ? lo - pair.fanout : start, lo, -1};
+}
+
+// One thread, before a relational hop draws: each block's first stream (the pairs of the blocks
+// of earlier relations before it) and where its CSC offsets go (count + 1 entries for a block
+// with transits, relation-major after the earlier hops'; `ptr_total` runs over the call).
+struct PlaceBlocks {
+  PairBlocks blocks;
+  const int64_t* frontier_off;
+  int64_t* ptr_total;
+
+  C10_HOST_DEVICE void operator()(int64_t) const {
+    int64_t added = 0;
+    for (int64_t k = 0; k < blocks.count; ++k) {
+      int64_t streams = 0, entries = 0;
+      for (int64_t other = 0; other < blocks.count; ++other) {
+        if (blocks.relation[other] >= blocks.relation[k]) continue;
+        const int64_t transits = batch_size(frontier_off, blocks.dst[other]);
+        streams += transits;
+        entries += transits > 0 ? transits + 1 : 0;
+      }
+      const int64_t transits = batch_size(frontier_off, blocks.dst[k]);
+      blocks.stream_base[k] = streams;
+      blocks.ptr_base[k] = *ptr_total + entries;
+      added += transits > 0 ? transits + 1 : 0;
+    }
+    *ptr_total += added;
+  }
+};
+
 // Per-level counters, kept on the device (hop_engine.h's Ledger lays them out).
 struct LevelBook {
   const int64_t* item_off;  // [B + 1] the level's items of batch b: item_off[b] .. [b + 1]
@@ -123,7 +252,8 @@ struct LevelBook {
 
 // ---- level 0: the seeds ----------------------------------------------------------------------
 
-// Seed i of batch b inserts its key at position i; a seed out of range is a fault and no node.
+// Seed i of batch b inserts its key at position i; a seed out of range (of its node type, in a
+// relational call) is a fault and no node.
 // The first index also checks indptr's ends, as the CPU kernel does before any row is read.
 template <typename index_t, typename weight_t>
 struct InsertSeeds {
@@ -139,18 +269,26 @@ struct InsertSeeds {
       report_fault(call.fault, 0, kBadIndptr, kOffsetEndsId);
     }
     const int64_t seed = seeds[i];
-    if (seed < 0 || seed >= g.num_nodes) {
+    const int64_t b = batch_of_item(seed_ptr, num_batches, i);
+    if (!call.admits(b, seed)) {
       report_fault(call.fault, 0, kBadSeed, i);
       slot_of[i] = idmap::kNoSlot;
       return;
     }
-    const int64_t b = batch_of_item(seed_ptr, num_batches, i);
-    const int64_t key = call.disjoint ? (i - seed_ptr[b]) * g.num_nodes + seed : seed;
+    // A relational call's trees are numbered over all its seeds, a batch's within the batch.
+    const int64_t tree = call.relational() ? i : i - seed_ptr[b];
+    const int64_t key = call.disjoint ? tree * call.num_nodes + seed : seed;
     slot_of[i] = call.insert(b, key, i, 0);
   }
 };
 
 // ---- a hop: count, draw, then the level stages below --------------------------------------
+
+// The CSC row pair `pair` draws from: its transit's node, offset by its relation's rows.
+C10_HOST_DEVICE inline int64_t row_of(const CallView& call, const Frontier& frontier,
+                                      const Pair& pair) {
+  return pair.row_base + call.node_of(frontier.list.key[pair.transit]);
+}
 
 // Pair p's draw count (0 past the frontier's end or for a faulty row, which is reported). A
 // group of lanes shares the pair, so that a weighted hub row's weights are counted together.
@@ -159,28 +297,34 @@ struct CountDraws {
   CallView call;
   Csc<index_t, weight_t> g;
   Frontier frontier;
+  PairBlocks blocks;
   int64_t num_batches, level;
   DrawConfig cfg;
   int64_t* counts;
 
   template <typename Lanes>
   C10_HOST_DEVICE void operator()(int64_t p, const Lanes& lanes) const {
-    if (p >= frontier.off[num_batches]) {
+    const Pair pair = resolve_pair(blocks, frontier, num_batches, cfg.fanout, p);
+    if (pair.transit < 0) {
       lanes.one([&] { counts[p] = 0; });
       return;
     }
-    const int64_t t = call.node_of(frontier.list.key[p]);
-    const int64_t start = g.col_start[t], end = g.col_start[t + 1];
+    const int64_t row = row_of(call, frontier, pair);
+    const int64_t start = g.col_start[row], end = g.col_start[row + 1];
     if (!valid_adjacency(start, end, g.num_edges)) {
       lanes.one([&] {
-        report_fault(call.fault, level, kBadIndptr, t);
+        report_fault(call.fault, level, kBadIndptr, row);
         counts[p] = 0;
       });
       return;
     }
-    const int64_t draws = num_draws_in_lanes(lanes, cfg, g.weight_from(start), end - start);
+    const PairRange range =
+        pair_range(blocks, call, frontier.list.key[pair.transit], pair, start, end);
+    const DrawConfig draw{range.fanout, cfg.replace, cfg.key};
+    const int64_t draws =
+        num_draws_in_lanes(lanes, draw, g.weight_from(range.start), range.end - range.start);
     lanes.one([&] {
-      if (draws == kInvalidWeights) report_fault(call.fault, level, kBadWeight, t);
+      if (draws == kInvalidWeights) report_fault(call.fault, level, kBadWeight, row);
       counts[p] = draws == kInvalidWeights ? 0 : draws;
     });
   }
@@ -196,6 +340,7 @@ struct DrawAndInsert {
   CallView call;
   Csc<index_t, weight_t> g;
   Frontier frontier;
+  PairBlocks blocks;
   int64_t num_batches, level, base;  // base: position of the hop's item 0
   DrawConfig cfg;
   const int64_t* ptr;  // [pairs + 1] scan of the counts
@@ -206,21 +351,24 @@ struct DrawAndInsert {
   template <typename Lanes>
   C10_HOST_DEVICE void operator()(int64_t p, const Lanes& lanes) const {
     const int64_t first = ptr[p], count = ptr[p + 1] - first;
-    if (count == 0) return;
-    const int64_t key = frontier.list.key[p], b = frontier.list.batch[p];
-    const int64_t t = call.node_of(key), start = g.col_start[t];
-    const int64_t degree = g.col_start[t + 1] - start;
-    const uint64_t stream = pair_stream(b, p - frontier.off[b]);
-    draw_neighbor_offsets_in_lanes(lanes, cfg, stream, g.weight_from(start), degree, count,
+    if (count == 0) return;  // also every pair past the frontier's end
+    const Pair pair = resolve_pair(blocks, frontier, num_batches, cfg.fanout, p);
+    const int64_t key = frontier.list.key[pair.transit], b = pair.batch;
+    const int64_t row = row_of(call, frontier, pair);
+    const PairRange range =
+        pair_range(blocks, call, key, pair, g.col_start[row], g.col_start[row + 1]);
+    const int64_t start = range.start, degree = range.end - range.start;
+    const DrawConfig draw{range.fanout, cfg.replace, cfg.key};
+    draw_neighbor_offsets_in_lanes(lanes, draw, pair.stream, g.weight_from(start), degree, count,
                                    slot_of + first, edge_id + first);
-    const int64_t tree_base = key - t;  // tree * N, or 0
-    const int64_t transit_local = frontier.list.local[p];
+    const int64_t tree_base = key - call.node_of(key);  // tree * N, or 0
+    const int64_t transit_local = frontier.list.local[pair.transit];
     lanes.each(count, [&](int64_t j) {
       const int64_t e = first + j, slot = start + slot_of[e];
       const int64_t source = static_cast<int64_t>(g.source[slot]);
       col[e] = transit_local;
       edge_id[e] = g.eid ? g.eid[slot] : slot;
-      if (source < 0 || source >= g.num_nodes) {
+      if (!call.admits(b, source)) {
         report_fault(call.fault, level, kBadSource, slot);
         slot_of[e] = idmap::kNoSlot;
         return;
@@ -248,23 +396,32 @@ struct FlagFirstOccurrences {
 
 // One thread's bookkeeping after a level's scan (rank = exclusive scan of is_new): per batch,
 // where its items and new nodes start, how many nodes it had before, and the counts the op
-// returns. For a hop, the items of batch b are the draws of its frontier run (edge offsets from
-// ptr); for layer-wise sampling, the next hop's frontier offsets (all nodes so far).
+// returns. For a hop, the items of batch b are the draws of its pairs (edge offsets from ptr);
+// for layer-wise sampling, the next hop's frontier offsets (all nodes so far). A relational hop
+// also counts each relation's edges.
 struct BookLevel {
   LevelBook book;
   int64_t num_batches, level, num_levels;  // num_levels = L + 1
   const int64_t* rank;
-  const int64_t* pair_ptr;      // hops: the scan of the draw counts; null for the seeds
-  const int64_t* frontier_off;  // hops: the frontier's batch offsets
-  int64_t* item_off_out;        // hops: written here, then read as book.item_off
-  int64_t* node_total;          // [B] running
-  int64_t* node_counts;         // [B, L + 1]
-  int64_t* edge_counts;         // [B, L]
-  int64_t* next_layer_off;      // layer-wise: [B + 1] offsets of all nodes so far; else null
+  const int64_t* pair_ptr;     // hops: the scan of the draw counts; null for the seeds
+  const int64_t* batch_pairs;  // hops: [B + 1] batch b's pairs (PairBlocks::batch_pairs)
+  PairBlocks blocks;
+  int64_t* item_off_out;    // hops: written here, then read as book.item_off
+  int64_t* node_total;      // [B] running
+  int64_t* node_counts;     // [B, L + 1]
+  int64_t* edge_counts;     // [B, L]
+  int64_t* relation_edges;  // relational hops: [R, L]; else null
+  int64_t* next_layer_off;  // layer-wise: [B + 1] offsets of all nodes so far; else null
 
   C10_HOST_DEVICE void operator()(int64_t) const {
     if (pair_ptr) {
-      for (int64_t b = 0; b <= num_batches; ++b) item_off_out[b] = pair_ptr[frontier_off[b]];
+      for (int64_t b = 0; b <= num_batches; ++b) item_off_out[b] = pair_ptr[batch_pairs[b]];
+    }
+    if (relation_edges) {
+      for (int64_t k = 0; k < blocks.count; ++k) {
+        relation_edges[blocks.relation[k] * (num_levels - 1) + level - 1] =
+            pair_ptr[blocks.start[k + 1]] - pair_ptr[blocks.start[k]];
+      }
     }
     for (int64_t b = 0; b < num_batches; ++b) {
       const int64_t lo = book.item_off[b], hi = book.item_off[b + 1];
@@ -287,7 +444,7 @@ struct BookLevel {
 
 // Item i learns its key's local id: from the table when the key is older than the level, else
 // from the rank of its first occurrence in the level. A first occurrence also writes its node
-// (key, batch, local id, in-degree, checked) into the level's buffer and its slot's local id.
+// (key, batch, local id, in-degree) into the level's buffer and its slot's local id.
 // slot_of[i] is replaced by the local id in place (-1 for a faulty item).
 template <typename index_t, typename weight_t>
 struct AssignLocalIds {
@@ -315,16 +472,22 @@ struct AssignLocalIds {
     const int64_t local = book.local_base[b] + rank[first - base] - book.new_off[b];
     slot_of[i] = local;
     if (first != base + i) return;
-    const int64_t n = rank[i], t = call.node_of(key);
-    const int64_t start = g.col_start[t], end = g.col_start[t + 1];
-    if (!valid_adjacency(start, end, g.num_edges)) {
-      report_fault(call.fault, level + 1, kBadIndptr, t);  // as the next hop reads the row
-    }
+    const int64_t n = rank[i];
     nodes.key[n] = key;
     nodes.batch[n] = b;
     nodes.local[n] = local;
-    nodes.degree[n] = end - start;
+    nodes.degree[n] = call.relational() ? 0 : in_degree(call.node_of(key));
     call.local_of[slot] = local;
+  }
+
+  // A node's in-degree (its row's length), checked, as the next hop reads the row; a relational
+  // node has a row per relation, which its pairs check as they read them.
+  C10_HOST_DEVICE int64_t in_degree(int64_t t) const {
+    const int64_t start = g.col_start[t], end = g.col_start[t + 1];
+    if (!valid_adjacency(start, end, g.num_edges)) {
+      report_fault(call.fault, level + 1, kBadIndptr, t);
+    }
+    return end - start;
   }
 };
 
@@ -420,15 +583,15 @@ struct WriteNodes {
   int64_t num_nodes;
   bool disjoint;
   int64_t* out_nodes;
-  int64_t* out_degrees;
-  int64_t* out_tree;  // disjoint only
+  int64_t* out_degrees;  // null: not returned (relational)
+  int64_t* out_tree;     // disjoint only
   InEdgeOffsets in_edges;
 
   C10_HOST_DEVICE void operator()(int64_t n) const {
     if (n >= *count) return;
     const int64_t b = nodes.batch[n], at = node_start[b] + nodes.local[n], key = nodes.key[n];
     out_nodes[at] = disjoint ? key % num_nodes : key;
-    out_degrees[at] = nodes.degree[n];
+    if (out_degrees) out_degrees[at] = nodes.degree[n];
     if (disjoint) out_tree[at] = key / num_nodes;
     if (in_edges.out)
       in_edges.out[at + b] = in_edges.of(n, b);  // batch b's offsets follow b others'
@@ -445,6 +608,25 @@ struct CloseInEdgeOffsets {
 
   C10_HOST_DEVICE void operator()(int64_t b) const {
     out[node_start[b] + b + node_total[b]] = batch_edges(edge_counts, num_hops, b);
+  }
+};
+
+// A relational hop's CSC offsets per relation: block k's transits' runs of the hop's draw scan,
+// counted from the block's first edge, at ptr_base[k] (PlaceBlocks). Entry i of block k is index
+// i - start[k] - k of it (a block of n pairs has n + 1 entries), for i < start[K] + K.
+struct WriteRelationOffsets {
+  PairBlocks blocks;
+  const int64_t* frontier_off;
+  const int64_t* pair_ptr;
+  int64_t* out;
+
+  C10_HOST_DEVICE void operator()(int64_t i) const {
+    int64_t k = blocks.count - 1;
+    while (k > 0 && blocks.start[k] + k > i) --k;
+    const int64_t j = i - blocks.start[k] - k, transits = batch_size(frontier_off, blocks.dst[k]);
+    if (transits == 0 || j > transits) return;
+    const int64_t first = blocks.start[k];
+    out[blocks.ptr_base[k] + j] = pair_ptr[first + j] - pair_ptr[first];
   }
 };
 

@@ -126,6 +126,23 @@ inline void check_seed_offsets(const int64_t* seed_ptr, int64_t num_batches, int
   }
 }
 
+// A heterogeneous call's node types and relations (hetero_hops.h), on the host; empty for
+// sample_hops. Relation r draws fanouts[h * R + r] in-edges at hop h for each transit of node
+// type dst[r], from CSC row row_base[r] + global id, into node type src[r].
+struct Relations {
+  std::vector<int64_t> type_start;  // [T + 1] type t's global ids: type_start[t] .. [t + 1] - 1
+  std::vector<int64_t> src, dst, row_base;  // [R]
+  std::vector<int64_t> fanouts;             // [L * R]
+  // Temporal calls: which relations have times (1/0 per relation; empty without times), and
+  // whether a timed pair takes the latest `fanout` valid slots instead of drawing.
+  std::vector<int64_t> timed;
+  bool latest = false;
+
+  bool present() const { return !type_start.empty(); }
+  int64_t count() const { return static_cast<int64_t>(src.size()); }
+  int64_t fanout(int64_t hop, int64_t r) const { return fanouts[hop * count() + r]; }
+};
+
 // The op's arguments after the shared checks: contiguous, seeds as int64, optional tensors
 // undefined when absent, and seed_ptr also read to the host (both backends need it there) and
 // checked. Both backends start here.
@@ -133,7 +150,26 @@ struct HopsInputs {
   HopsConfig cfg;
   at::Tensor indptr, indices, weight, eid, seeds, seed_ptr;
   std::vector<int64_t> seed_offsets;  // seed_ptr on the host
+  Relations relations = {};
+  const char* op = kHopsOp;  // the name errors carry
+  // Temporal calls: int64 time keys of every slot (each row ascending) and of every tree.
+  at::Tensor slot_time = {}, tree_time = {};
 };
+
+// HopsInputs from checked arguments: contiguous, seeds as int64, absent tensors undefined.
+inline HopsInputs hops_inputs(HopsConfig cfg, const at::Tensor& indptr, const at::Tensor& indices,
+                              const c10::optional<at::Tensor>& weight,
+                              const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
+                              const at::Tensor& seed_ptr, std::vector<int64_t> seed_offsets) {
+  return {std::move(cfg),
+          indptr.contiguous(),
+          indices.contiguous(),
+          contiguous_or_undefined(weight),
+          contiguous_or_undefined(eid),
+          seeds.to(at::kLong).contiguous(),
+          seed_ptr.contiguous(),
+          std::move(seed_offsets)};
+}
 
 inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor& indices,
                                       const c10::optional<at::Tensor>& weight,
@@ -147,14 +183,8 @@ inline HopsInputs prepare_sample_hops(const at::Tensor& indptr, const at::Tensor
                                     host_offsets.data_ptr<int64_t>() + host_offsets.numel());
   check_seed_offsets(seed_offsets.data(), seed_ptr.numel() - 1, seeds.numel(), indptr.numel() - 1,
                      disjoint);
-  return {std::move(cfg),
-          indptr.contiguous(),
-          indices.contiguous(),
-          contiguous_or_undefined(weight),
-          contiguous_or_undefined(eid),
-          seeds.to(at::kLong).contiguous(),
-          seed_ptr.contiguous(),
-          std::move(seed_offsets)};
+  return hops_inputs(std::move(cfg), indptr, indices, weight, eid, seeds, seed_ptr,
+                     std::move(seed_offsets));
 }
 
 // The graph's arrays as both backends' kernels read them (the device engine's stages on the

@@ -4,7 +4,8 @@ A wrapper has its op's name and takes the op's arguments in the schema's order
 (``csrc/fastgl.cpp``); the functions follow the schemas' order too. Ops without a wrapper are the
 backward ops (halves of a gradient, called by autograd: ``edge_softmax_backward`` below,
 ``spmm_max_backward_x`` and ``spmm_max_backward_weight`` by :mod:`fastgl.nn.functional`) and the
-internal ``_transit_schedule`` and ``_sample_hops_staged`` (exposed for tests); they stay
+internal ``_transit_schedule``, ``_sample_hops_staged`` (exposed for tests) and
+``_hetero_sample_hops`` (:class:`fastgl.sampling.HeteroNeighborSampler` on a GPU); they stay
 reachable as ``torch.ops.fastgl.*``.
 
 These are the building blocks; most users want :func:`fastgl.sampling.neighbor_sample` or the
@@ -259,6 +260,49 @@ def _sample_hops_fake(
 def _sample_hops_staged_fake(*args):
     # sample_hops' arguments, then the engine's memory budget: the outputs are sample_hops'.
     return _sample_hops_fake(*args[:-1])
+
+
+@register_fake("fastgl::_hetero_sample_hops")
+def _hetero_sample_hops_fake(
+    indptr,
+    indices,
+    weight,
+    eid,
+    seeds,
+    seed_counts,
+    type_start,
+    src_type,
+    dst_type,
+    row_base,
+    fanouts,
+    num_hops,
+    replace,
+    layerwise,
+    disjoint,
+    seed,
+    budget_bytes=-1,
+    slot_time=None,
+    tree_time=None,
+    timed=(),
+    latest=False,
+):
+    num_nodes, num_edges = new_dynamic_size(), new_dynamic_size()
+    nodes = seeds.new_empty(num_nodes, dtype=torch.int64)
+    edges = [seeds.new_empty(num_edges, dtype=torch.int64) for _ in range(3)]
+    tree = torch.empty_like(nodes) if disjoint else seeds.new_empty(0, dtype=torch.int64)
+    counts = [
+        torch.empty(len(seed_counts), num_hops + 1, dtype=torch.int64),
+        torch.empty(len(src_type), num_hops, dtype=torch.int64),
+    ]
+    return (
+        nodes,
+        counts[0],
+        *edges,
+        counts[1],
+        seeds.new_empty(seeds.shape[0], dtype=torch.int64),
+        tree,
+        seeds.new_empty(new_dynamic_size(), dtype=torch.int64),
+    )
 
 
 def random_walk(

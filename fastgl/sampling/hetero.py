@@ -3,7 +3,9 @@
 Every hop is one compiled draw for all relations (``fastgl::sample_ranges`` over the graph's
 combined edge array: each (relation, transit) pair is a slot range with its own fanout) and one
 Fused-Map relabel (``fastgl::id_map``) over global node ids, whatever the number of node and
-edge types.
+edge types. On a GPU, sampling (temporal too) runs all hops in one call of the device sampling
+engine instead (``fastgl::_hetero_sample_hops``: one synchronization per call), which draws the
+same samples bit for bit.
 
 Temporal sampling (PyG's ``NeighborLoader(time_attr=...)`` on ``HeteroData``) is the same draw
 over a time-sorted view of the combined edge array (``temporal.TimeSortedRows``, shared with
@@ -36,6 +38,7 @@ from .temporal import (
     checked_strategy,
     common_time_dtype,
     hetero_time_sorted_rows,
+    time_keys,
 )
 
 _WHERE = "hetero_neighbor_sample"
@@ -346,6 +349,10 @@ class HeteroNeighborSampler:
             )
         elif strategy != "uniform":
             raise ValueError(f"{_WHERE}: strategy={strategy!r} needs node_time or edge_time")
+        # The engine's view of the times: which relations have them, and int64 keys of the
+        # sorted slots' times per comparison dtype (built on first use).
+        self._timed_relations = [] if self._timed is None else self._timed.int().tolist()
+        self._slot_keys = {}
         self.node_time = None if node_time is None else dict(node_time)
         self.edge_time = None if edge_time is None else dict(edge_time)
         self.disjoint = disjoint or self.temporal
@@ -365,6 +372,10 @@ class HeteroNeighborSampler:
             start - self._type_offsets[types[dst]]
             for start, (_, _, dst) in zip(starts, graph.edge_types)
         ]
+        # The device engine's view of the relations (node types by position).
+        self._src_types = [types[src] for src, _, _ in graph.edge_types]
+        self._dst_types = [types[dst] for _, _, dst in graph.edge_types]
+        self._flat_fanouts = [f for hop in table for f in hop]
 
     @property
     def temporal(self) -> bool:
@@ -403,12 +414,21 @@ class HeteroNeighborSampler:
         seed_time: Mapping[str, Tensor] | None = None,
         *,
         edge_weight: Tensor | None = None,
+        engine: bool | None = None,
     ) -> HeteroSampledSubgraph:
         """:meth:`sample` with an explicit Philox key (what tests compare CPU and CUDA with).
 
+        On a GPU (or with ``engine=True``) a call is one ``_hetero_sample_hops``
+        (:meth:`_sample_on_engine`); otherwise, and as its reference, the hops are composed here.
         Nodes are kept per type (one ``fastgl::id_map`` per type and hop over keys of that type)
         and a relation's pairs are its transits in their order, so every relation's draws come
         out grouped as the result lays them out: nothing is sorted by type or by relation."""
+        if engine is None:
+            engine = self.graph.device.type == "cuda"
+        if engine:
+            tree_time = self._tree_times(seeds, seed_time)
+            weight = self._checked_edge_weight(edge_weight)
+            return self._sample_on_engine(seeds, key, weight, tree_time)
         seed_ids, seeds_per_type = self._checked_seeds(seeds)
         tree_time = self._tree_times(seeds, seed_time)
         weight = self._checked_edge_weight(edge_weight)
@@ -431,6 +451,116 @@ class HeteroNeighborSampler:
             node_ends.append({t: n.numel() for t, n in nodes.items()})
         return self._assemble(nodes, seed_index, node_ends, hops)
 
+    def _sample_on_engine(
+        self,
+        seeds: Mapping[str, Tensor],
+        key: int,
+        weight: Tensor | None,
+        tree_time: Tensor | None,
+    ) -> HeteroSampledSubgraph:
+        """Every hop in one ``fastgl::_hetero_sample_hops`` call, the device sampling engine:
+        one synchronization per call (it brings back the counts), the samples of the hops
+        composed in :meth:`_sample`, bit for bit. Temporal: the engine draws from the
+        time-sorted view, each timed pair's range cut to its tree's valid prefix, comparing
+        order-preserving int64 keys of the times (:func:`~.temporal.time_keys`)."""
+        graph, combined = self.graph, self.graph.combined
+        seed_ids, seeds_per_type = self._checked_seeds(seeds, check_ranges=False)
+        # A graph without relations has no offsets at all; the op's CSC has one entry.
+        indptr = combined.indptr if combined.indptr.numel() else seed_ids.new_zeros(1)
+        sources, edge_ids, times = combined.indices, combined.eid, {}
+        if tree_time is not None:
+            rows = self._time_rows
+            sources, edge_ids = rows.sources, rows.edge_ids
+            dtype = common_time_dtype([rows.slot_time, tree_time])
+            if dtype not in self._slot_keys:
+                self._slot_keys[dtype] = time_keys(rows.slot_time, dtype)
+            times = dict(
+                slot_time=self._slot_keys[dtype],
+                tree_time=time_keys(tree_time, dtype),
+                timed=self._timed_relations,
+                latest=self.strategy == "last",
+            )
+        try:
+            out = torch.ops.fastgl._hetero_sample_hops(
+                indptr,
+                sources,
+                weight,
+                edge_ids,
+                seed_ids,
+                seeds_per_type,
+                self._type_offsets,
+                self._src_types,
+                self._dst_types,
+                self._row_base,
+                self._flat_fanouts,
+                self.num_hops,
+                self.replace,
+                self.layerwise,
+                self.disjoint,
+                key,
+                **times,
+            )
+        except RuntimeError as error:
+            if str(error).startswith("hetero_sample_hops: seed "):
+                self._checked_seeds(seeds)  # the error path: the CPU's ValueError
+            raise
+        nodes, node_counts, row, col, eid, edge_counts, seed_local, tree, indptr = out
+        node_counts, edge_counts = node_counts.tolist(), edge_counts.tolist()
+        types, sizes = graph.node_types, [sum(c) for c in node_counts]
+        ids_of = {
+            t: ids - offset if offset else ids
+            for t, ids, offset in zip(types, nodes.split(sizes), self._type_offsets)
+        }
+        edges = self._engine_edges((row, col, eid), edge_counts)
+        return self._subgraph(
+            ids_of,
+            dict(zip(types, tree.split(sizes))) if self.disjoint else None,
+            dict(zip(types, seed_local.split(seeds_per_type))),
+            dict(zip(types, node_counts)),
+            edges,
+            dict(zip(graph.edge_types, edge_counts)),
+            self._engine_offsets(indptr, node_counts),
+        )
+
+    def _engine_edges(
+        self, arrays: tuple[Tensor, Tensor, Tensor], edge_counts: list[list[int]]
+    ) -> tuple[dict[EdgeType, Tensor], ...]:
+        """Per relation, its (row, col, eid) of every hop, cut from the engine's layout: by
+        source type, then hop, then relation."""
+        runs = [[] for _ in self.graph.edge_types]
+        at = 0
+        for source in range(len(self.graph.node_types)):
+            for hop in range(self.num_hops):
+                for r, src in enumerate(self._src_types):
+                    if src == source:
+                        runs[r].append((at, edge_counts[r][hop]))
+                        at += edge_counts[r][hop]
+        fields = ({}, {}, {})
+        for etype, relation_runs in zip(self.graph.edge_types, runs):
+            for field, array in zip(fields, arrays):
+                parts = [array[start : start + n] for start, n in relation_runs]
+                field[etype] = (
+                    parts[0] if len(parts) == 1 else torch.cat(parts) if parts else array[:0]
+                )
+        return fields
+
+    def _engine_offsets(
+        self, indptr: Tensor, node_counts: list[list[int]]
+    ) -> dict[EdgeType, list[Tensor | None]]:
+        """Per relation, per hop, its CSC offsets over the hop's transits (``None`` where it drew
+        nothing), cut from the engine's layout: hop by hop, relation by relation, a run for each
+        relation that drew."""
+        out = {etype: [None] * self.num_hops for etype in self.graph.edge_types}
+        at = 0
+        for hop in range(self.num_hops):
+            for r, etype in enumerate(self.graph.edge_types):
+                counts = node_counts[self._dst_types[r]]
+                transits = sum(counts[: hop + 1]) if self.layerwise else counts[hop]
+                if self._fanout_rows[hop][r] != 0 and transits > 0:
+                    out[etype][hop] = indptr[at : at + transits + 1]
+                    at += transits + 1
+        return out
+
     def _checked_edge_weight(self, edge_weight: Tensor | None) -> Tensor | None:
         """The weights this batch draws by: ``edge_weight`` (checked), else the graph's when
         ``weighted``, else ``None`` (uniform)."""
@@ -450,8 +580,12 @@ class HeteroNeighborSampler:
             )
         return edge_weight
 
-    def _checked_seeds(self, seeds: Mapping[str, Tensor]) -> tuple[Tensor, list[int]]:
-        """The seeds as global ids, node types in the graph's order, and their count per type."""
+    def _checked_seeds(
+        self, seeds: Mapping[str, Tensor], check_ranges: bool = True
+    ) -> tuple[Tensor, list[int]]:
+        """The seeds as global ids, node types in the graph's order, and their count per type;
+        ``check_ranges=False`` leaves their values to the device engine, which checks them as
+        it inserts them (a read-back here would cost a synchronization per type)."""
         graph = self.graph
         check_type_dict(_WHERE, "seeds", seeds, graph.num_nodes, "node", "ids")
         parts, counts = [], []
@@ -460,7 +594,10 @@ class HeteroNeighborSampler:
             if ids is None:
                 counts.append(0)
                 continue
-            self._check_seed_tensor(ntype, ids)
+            what = f"seeds[{ntype!r}]"
+            check_id_tensor(_WHERE, what, ids, graph.device)
+            if check_ranges:
+                check_ids(_WHERE, what, ids, graph.num_nodes[ntype], f"'{ntype}'")
             parts.append(ids.to(torch.int64) + offset)
             counts.append(ids.numel())
         if not parts:
@@ -509,12 +646,9 @@ class HeteroNeighborSampler:
                 f"{_WHERE}: seeds of type {ntype!r} need seed_time[{ntype!r}] (one time per "
                 f"seed, PyG's input_time): {why}"
             )
+        # The engine leaves seed ranges to the device, but this gather needs them in range.
+        check_ids(_WHERE, f"seeds[{ntype!r}]", ids, self.graph.num_nodes[ntype], f"'{ntype}'")
         return self.node_time[ntype][ids.to(torch.int64)]
-
-    def _check_seed_tensor(self, ntype: str, ids: Tensor) -> None:
-        what = f"seeds[{ntype!r}]"
-        check_id_tensor(_WHERE, what, ids, self.graph.device)
-        check_ids(_WHERE, what, ids, self.graph.num_nodes[ntype], f"'{ntype}'")
 
     def _draw_hop(
         self,
@@ -645,15 +779,28 @@ class HeteroNeighborSampler:
             t: [node_ends[0][t]] + [b[t] - a[t] for a, b in zip(node_ends, node_ends[1:])]
             for t in graph.node_types
         }
+        return self._subgraph(ids_of, batch, seed_index, counts, (row, col, eid), num_edges, indptr)
+
+    def _subgraph(
+        self,
+        ids_of: dict[str, Tensor],
+        batch: dict[str, Tensor] | None,
+        seed_index: dict[str, Tensor],
+        node_counts: dict[str, list[int]],
+        edges: tuple[dict[EdgeType, Tensor], ...],
+        num_edges: dict[EdgeType, list[int]],
+        indptr: dict[EdgeType, list[Tensor | None]],
+    ) -> HeteroSampledSubgraph:
+        row, col, eid = edges
         return HeteroSampledSubgraph(
             nodes=ids_of,
             row=row,
             col=col,
             eid=eid,
-            num_sampled_nodes=counts,
+            num_sampled_nodes=node_counts,
             num_sampled_edges=num_edges,
             seed_index=seed_index,
-            in_degrees=_InDegrees(graph, ids_of),
+            in_degrees=_InDegrees(self.graph, ids_of),
             batch=batch,
             layerwise=self.layerwise,
             hop_indptr=indptr,

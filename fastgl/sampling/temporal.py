@@ -274,6 +274,24 @@ def common_time_dtype(times: Iterable[Tensor]) -> torch.dtype:
     return torch.float64 if floating else torch.int64
 
 
+def time_keys(times: Tensor, dtype: torch.dtype) -> Tensor:
+    """int64 keys of ``times`` taken as ``dtype`` (:func:`common_time_dtype`) that compare as
+    those times do, equal times giving equal keys: integers as they are; a float64's bits, with
+    the negative ones' magnitude bits flipped so that they order below, and -0.0 made +0.0 first
+    (NaN is refused before). The device engine compares these keys, one type for every time
+    dtype.
+
+    Example:
+        >>> keys = time_keys(torch.tensor([-2.5, -0.0, 0.0, 1.0, float("inf")]), torch.float64)
+        >>> keys.argsort(stable=True).tolist(), bool(keys[1] == keys[2])
+        ([0, 1, 2, 3, 4], True)
+    """
+    if not dtype.is_floating_point:
+        return times.to(torch.int64)
+    bits = (times.to(torch.float64) + 0.0).view(torch.int64)  # + 0.0 turns -0.0 into +0.0
+    return torch.where(bits < 0, bits ^ ((1 << 63) - 1), bits)
+
+
 def hetero_time_sorted_rows(
     where: str,
     graph: HeteroCSCGraph,

@@ -1,5 +1,5 @@
 """HeteroNeighborSampler on the GPU against the CPU (temporal sampling too): the same sample,
-draw for draw.
+draw for draw, and one synchronization per call, on the device engine.
 
 Every draw is a pure function of (key, pair, draw index) (docs/contracts.md, "Randomness") and
 the sampler's pairs, relabeling and layout are built the same way on both devices, so for one
@@ -11,6 +11,7 @@ seed), so both run ``_sample`` with one explicit key.
 import pytest
 import torch
 
+from benchmarks.device_counts import count_syncs
 from fastgl import HeteroCSCGraph
 from fastgl.sampling import HeteroNeighborSampler
 
@@ -154,6 +155,49 @@ def test_temporal_hetero_sampler_cuda_equals_cpu(kind, strategy, replace):
         got = gpu_sampler._sample(cuda_seeds, key, cuda_seed_time)
         _assert_same(got, expected)
         assert sum(sum(c) for c in expected.num_sampled_edges.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"layerwise": True}, {"disjoint": True}, {"weighted": True}, {"replace": True}],
+    ids=str,
+)
+def test_hetero_sampler_synchronizes_once_per_call(options):
+    """All hops run on the device engine: one read-back per call (the counts and the fault
+    word), whatever the number of hops, node types and relations; a hop with fanout -1 waits
+    once more for its size."""
+    weighted = options.get("weighted", False)
+    _, gpu = _graphs(torch.int64, torch.float32 if weighted else None)
+    seeds = {t: s.cuda() for t, s in _seeds().items()}
+    bounded = {WRITES: [10, 3, 2], CITES: [15, 4, 2], AT: [2, 0, 1], NONE: [5, 5, 5]}
+    sampler = HeteroNeighborSampler(gpu, bounded, **options)
+    sampler.sample(seeds)  # the kernels' first use
+    assert count_syncs(lambda: sampler.sample(seeds)) == 1
+    unbounded = {**bounded, AT: [2, -1, 1]}
+    assert count_syncs(lambda: HeteroNeighborSampler(gpu, unbounded, **options).sample(seeds)) == 2
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+def test_temporal_hetero_sampler_synchronizes_once_per_call(strategy):
+    """Temporal sampling with the seeds' times given: one read-back per call too."""
+    _, gpu = _graphs(torch.int64, None)
+    g = _gen(8)
+    node_time = {"author": torch.randint(0, 500, (3000,), generator=g).cuda()}
+    seeds = {t: s.cuda() for t, s in _seeds().items()}
+    seed_time = {
+        t: torch.randint(0, 500, (s.numel(),), generator=g).cuda() for t, s in seeds.items()
+    }
+    fanouts = {WRITES: [10, 3], CITES: [15, 4], AT: [2, 0], NONE: [5, 5]}
+    sampler = HeteroNeighborSampler(gpu, fanouts, node_time=node_time, strategy=strategy)
+    sampler.sample(seeds, seed_time=seed_time)  # the kernels' first use
+    assert count_syncs(lambda: sampler.sample(seeds, seed_time=seed_time)) == 1
+
+
+def test_hetero_seed_out_of_range_on_cuda_raises_the_cpu_error():
+    _, gpu = _graphs(torch.int64, None)
+    sampler = HeteroNeighborSampler(gpu, [3, 2])
+    with pytest.raises(ValueError, match=r"seeds\['paper'\] has 'paper' id 2000, out of range"):
+        sampler.sample({"paper": torch.tensor([1, 2000], device="cuda")})
 
 
 def test_graph_to_cuda_rebuilds_the_combined_arrays():

@@ -4,8 +4,11 @@
 // kernel's (tests/test_hop_engine.py), so the GPU's first run of the engine finds tuning
 // problems, not logic bugs (DESIGN.md §7). Registered as the test-only op
 // fastgl::_sample_hops_staged, which takes sample_hops' arguments and the engine's memory
-// budget (0: every hop waits for its exact size, the path fanout -1 takes).
-#include "sampling/hop_engine.h"
+// budget (0: every hop waits for its exact size, the path fanout -1 takes; negative: the
+// device's default share of memory). The same harness is
+// the CPU backend of fastgl::_hetero_sample_hops (hetero_hops.h), whose reference is the
+// heterogeneous sampler's composition of sample_ranges and id_map.
+#include "sampling/hetero_hops.h"
 
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -47,6 +50,14 @@ struct HostExec {
   at::Tensor read(const at::Tensor& t) const { return t.contiguous(); }
 };
 
+// Without a budget, the harness takes the device's rule over the host's memory.
+struct HostSampleHops {
+  static HopsResult run_engine(const HopsInputs& in, int64_t budget_bytes) {
+    HostExec exec;
+    return hops::run_hop_engine(in, exec, hops::engine_budget(budget_bytes, in.indptr.device()));
+  }
+};
+
 HopsResult sample_hops_staged(const at::Tensor& indptr, const at::Tensor& indices,
                               const c10::optional<at::Tensor>& weight,
                               const c10::optional<at::Tensor>& eid, const at::Tensor& seeds,
@@ -54,12 +65,14 @@ HopsResult sample_hops_staged(const at::Tensor& indptr, const at::Tensor& indice
                               bool layerwise, bool disjoint, int64_t seed, int64_t budget_bytes) {
   const HopsInputs inputs = prepare_sample_hops(indptr, indices, weight, eid, seeds, seed_ptr,
                                                 fanouts, replace, layerwise, disjoint, seed);
-  HostExec exec;
-  return hops::run_hop_engine(inputs, exec, budget_bytes);
+  return HostSampleHops::run_engine(inputs, budget_bytes);
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(fastgl, CPU, m) { m.impl("_sample_hops_staged", &sample_hops_staged); }
+TORCH_LIBRARY_IMPL(fastgl, CPU, m) {
+  m.impl("_sample_hops_staged", &sample_hops_staged);
+  m.impl("_hetero_sample_hops", &hetero_sample_hops_entry<HostSampleHops>);
+}
 
 }  // namespace fastgl::sampling

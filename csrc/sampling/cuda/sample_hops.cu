@@ -7,7 +7,7 @@
 #include "common/cub_length.cuh"
 #include "common/cuda_lanes.cuh"
 #include "common/cuda_utils.cuh"
-#include "sampling/hop_engine.h"
+#include "sampling/hetero_hops.h"
 
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/library.h>
@@ -25,10 +25,6 @@ template <typename Stage>
 __global__ void run_stage_kernel(int64_t n, Stage stage) {
   for (int64_t i = global_thread_index(); i < n; i += global_thread_stride()) stage(i);
 }
-
-// The engine's worst-case buffers may take this share of the device's memory; a hop past it
-// waits for its exact size instead.
-constexpr int64_t kBudgetShare = 16;
 
 struct CudaExec {
   at::TensorOptions device_options;
@@ -89,15 +85,18 @@ struct CudaExec {
 };
 
 struct CudaSampleHops {
-  static HopsResult run(const HopsInputs& in) {
+  static HopsResult run_engine(const HopsInputs& in, int64_t budget_bytes) {
     const CudaExec exec{in.seeds.options().dtype(at::kLong), fastgl::cuda::current_stream()};
-    const int64_t budget = device_memory_bytes(in.indptr.device()) / kBudgetShare;
-    return hops::run_hop_engine(in, exec, budget);
+    return hops::run_hop_engine(in, exec, hops::engine_budget(budget_bytes, in.indptr.device()));
   }
+  static HopsResult run(const HopsInputs& in) { return run_engine(in, -1); }
 };
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(fastgl, CUDA, m) { m.impl("sample_hops", &sample_hops_entry<CudaSampleHops>); }
+TORCH_LIBRARY_IMPL(fastgl, CUDA, m) {
+  m.impl("sample_hops", &sample_hops_entry<CudaSampleHops>);
+  m.impl("_hetero_sample_hops", &hetero_sample_hops_entry<CudaSampleHops>);
+}
 
 }  // namespace fastgl::sampling
