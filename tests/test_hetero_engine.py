@@ -312,3 +312,45 @@ def test_a_source_of_the_wrong_type_is_a_fault():
     args["indices"] = indices
     with pytest.raises(RuntimeError, match="is not a node of its relation's source type"):
         torch.ops.fastgl._hetero_sample_hops(**args)
+
+
+# ---------------------------------------------------------------------------------------------
+# TemporalNeighborSampler (homogeneous) on the engine: one node type, one timed relation
+# ---------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    num_nodes=st.integers(0, 12),
+    num_edges=st.integers(0, 60),
+    fanouts=st.lists(st.integers(-1, 4), min_size=0, max_size=3),
+    by_edge=st.booleans(),
+    floating=st.booleans(),
+    strategy=st.sampled_from(["uniform", "last"]),
+    replace=st.booleans(),
+    key=st.integers(0, 2**62),
+    data=st.data(),
+)
+def test_temporal_sampler_on_the_engine(
+    num_nodes, num_edges, fanouts, by_edge, floating, strategy, replace, key, data
+):
+    from fastgl import CSCGraph
+    from fastgl.sampling import TemporalNeighborSampler
+    from fastgl.sampling.temporal import _sample_temporal
+
+    num_edges = num_edges if num_nodes else 0
+    g = torch.Generator().manual_seed(data.draw(st.integers(0, 2**31 - 1)))
+    edge_index = torch.randint(0, max(num_nodes, 1), (2, num_edges), generator=g)
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=num_nodes)
+    times = _times(data, num_edges if by_edge else num_nodes, floating)
+    option = {"edge_time" if by_edge else "node_time": times}
+    sampler = TemporalNeighborSampler(graph, fanouts, strategy=strategy, replace=replace, **option)
+    num_seeds = data.draw(st.integers(0, 5)) if num_nodes else 0
+    seeds = torch.randint(0, max(num_nodes, 1), (num_seeds,), generator=g)
+    seed_time = sampler._checked_seed_time(seeds, _times(data, num_seeds, data.draw(st.booleans())))
+    expected = _sample_temporal(sampler, seeds, seed_time, key, engine=False)
+    got = _sample_temporal(sampler, seeds, seed_time, key, engine=True)
+    for field in ("nodes", "row", "col", "eid", "seed_index", "in_degrees", "batch"):
+        assert torch.equal(getattr(got, field), getattr(expected, field)), field
+    assert got.num_sampled_nodes == expected.num_sampled_nodes
+    assert got.num_sampled_edges == expected.num_sampled_edges

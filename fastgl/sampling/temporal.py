@@ -13,7 +13,11 @@ are relabeled with the compiled Fused-Map (``id_map``) on the keys ``tree * num_
 as the disjoint mode of :class:`~fastgl.sampling.NeighborSampler` does.
 
 :class:`TimeSortedRows` is that time-sorted view and its prefix search, shared with the temporal
-mode of :class:`~fastgl.sampling.HeteroNeighborSampler` (over its combined edge array).
+mode of :class:`~fastgl.sampling.HeteroNeighborSampler` (over its combined edge array). On a GPU
+both samplers run every hop in one call of the device sampling engine instead (one
+synchronization; ``fastgl::_hetero_sample_hops`` with the graph as one node type here), which
+cuts each row to the same prefix by a binary search over int64 keys of the times
+(:func:`time_keys`) and draws the same samples bit for bit.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +30,7 @@ from fastgl.hetero import EdgeType, HeteroCSCGraph, cat_or_empty, check_type_dic
 from fastgl.ops import id_map, sample_ranges
 
 from .neighbor import (
+    check_id_tensor,
     checked_fanouts,
     checked_seeds,
     draw_key,
@@ -111,6 +116,7 @@ class TemporalNeighborSampler:
         self.node_time, self.edge_time = node_time, edge_time
         self.replace = replace
         self._rows = TimeSortedRows(graph.indptr, graph.indices, graph.edge_ids(), slot_time)
+        self._slot_keys = {}  # the device engine's int64 keys of the slots' times, per dtype
         self._in_degrees = graph.in_degrees()
 
     def sample(
@@ -124,11 +130,19 @@ class TemporalNeighborSampler:
         seed's own ``node_time`` (required with ``edge_time``). ``generator`` (on the graph's
         device type; default: torch's) gives the Philox key, so the same generator state gives
         the same sample, on CPU and GPU alike for the same key."""
-        seeds = checked_seeds(_WHERE, self.graph, seeds)
-        seed_time = self._checked_seed_time(seeds, seed_time)
-        return _sample_temporal(
-            self, seeds, seed_time, draw_key(generator, self.graph.device, _WHERE)
-        )
+        key = draw_key(generator, self.graph.device, _WHERE)
+        if self.graph.device.type != "cuda" or seed_time is None:  # own times gather by seed
+            seeds = checked_seeds(_WHERE, self.graph, seeds)
+            return _sample_temporal(self, seeds, self._checked_seed_time(seeds, seed_time), key)
+        # On the device engine the seeds' range is checked as they are inserted (no read-back).
+        check_id_tensor(_WHERE, "seeds", seeds, self.graph.device)
+        ids = seeds.to(torch.int64)
+        try:
+            return _sample_temporal(self, ids, self._checked_seed_time(ids, seed_time), key)
+        except RuntimeError as error:
+            if str(error).startswith("hetero_sample_hops: seed "):
+                checked_seeds(_WHERE, self.graph, seeds)  # the error path: the CPU's ValueError
+            raise
 
     def _checked_seed_time(self, seeds: Tensor, seed_time: Tensor | None) -> Tensor:
         if seed_time is None:
@@ -336,12 +350,24 @@ def hetero_time_sorted_rows(
 
 
 def _sample_temporal(
-    sampler: TemporalNeighborSampler, seeds: Tensor, seed_time: Tensor, key: int
+    sampler: TemporalNeighborSampler,
+    seeds: Tensor,
+    seed_time: Tensor,
+    key: int,
+    engine: bool | None = None,
 ) -> SampledSubgraph:
     """Every hop of a temporal sample with Philox key ``key``, in the sample layout of
     docs/contracts.md: the seeds, then the nodes new at each hop in first-occurrence order (per
     tree: a node's key is ``tree * num_nodes + node``), edges grouped by hop and, within a hop,
-    by target in frontier order."""
+    by target in frontier order.
+
+    On a GPU (or with ``engine=True``) every hop runs in one call of the device sampling engine
+    (:func:`_sample_temporal_on_engine`, one synchronization); otherwise, and as its reference,
+    the hops are composed here of ``sample_ranges`` and ``id_map``."""
+    if engine is None:
+        engine = sampler.graph.device.type == "cuda"
+    if engine:
+        return _sample_temporal_on_engine(sampler, seeds, seed_time, key)
     graph, device, rows = sampler.graph, sampler.graph.device, sampler._rows
     num_nodes, num_trees = max(graph.num_nodes, 1), seeds.numel()
     keys = tree_keys(_WHERE, seeds, num_nodes)
@@ -380,4 +406,51 @@ def _sample_temporal(
         seed_index=torch.arange(num_trees, device=device),
         in_degrees=sampler._in_degrees[nodes],
         batch=batch,
+    )
+
+
+def _sample_temporal_on_engine(
+    sampler: TemporalNeighborSampler, seeds: Tensor, seed_time: Tensor, key: int
+) -> SampledSubgraph:
+    """:func:`_sample_temporal` as one ``fastgl::_hetero_sample_hops`` call: the graph as one
+    node type with one timed relation over its time-sorted rows, every seed its own tree. The
+    seeds are checked and ``seed_time`` is of the slots' comparison dtype already."""
+    graph, rows = sampler.graph, sampler._rows
+    dtype = common_time_dtype([rows.slot_time, seed_time])
+    if dtype not in sampler._slot_keys:
+        sampler._slot_keys[dtype] = time_keys(rows.slot_time, dtype)
+    nodes, node_counts, row, col, eid, edge_counts, _, tree, _ = (
+        torch.ops.fastgl._hetero_sample_hops(
+            graph.indptr,
+            rows.sources,
+            None,
+            rows.edge_ids,
+            seeds,
+            [seeds.numel()],
+            [0, graph.num_nodes],
+            [0],
+            [0],
+            [0],
+            sampler.fanouts,
+            len(sampler.fanouts),
+            sampler.replace,
+            False,
+            True,
+            key,
+            slot_time=sampler._slot_keys[dtype],
+            tree_time=time_keys(seed_time, dtype),
+            timed=[1],
+            latest=sampler.strategy == "last",
+        )
+    )
+    return SampledSubgraph(
+        nodes=nodes,
+        row=row,
+        col=col,
+        eid=eid,
+        num_sampled_nodes=node_counts[0].tolist(),
+        num_sampled_edges=edge_counts[0].tolist(),
+        seed_index=torch.arange(seeds.numel(), device=graph.device),
+        in_degrees=sampler._in_degrees[nodes],
+        batch=tree,
     )

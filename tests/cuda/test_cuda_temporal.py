@@ -1,11 +1,13 @@
 """Temporal sampling on the GPU: for the same Philox key, the same sample as on the CPU, node
 for node and edge for edge (the time sort is stable, the binary search and the relabeling are
-deterministic, and sample_ranges draws identically on both backends)."""
+deterministic, and the device engine draws what sample_ranges draws), with one synchronization
+per call when the seeds' times are given."""
 
 import pytest
 import torch
 from reference import assert_same_subgraph, check_temporal_sample, random_edge_index
 
+from benchmarks.device_counts import count_syncs
 from fastgl import CSCGraph, TemporalNeighborSampler
 from fastgl.sampling.temporal import _sample_temporal
 
@@ -65,3 +67,18 @@ def test_cuda_sample_with_a_cuda_generator():
     check_temporal_sample(
         a, edge_index, seeds, seeds, [4, 4], "uniform", False, node_time=torch.arange(500)
     )
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+def test_cuda_temporal_sampling_synchronizes_once(strategy):
+    """All hops on the device engine; a seed out of range still raises the CPU's error."""
+    edge_index = random_edge_index(2000, 30_000, seed=7).cuda()
+    graph = CSCGraph.from_edge_index(edge_index, num_nodes=2000)
+    node_time = torch.randint(0, 100, (2000,), generator=_gen(8)).cuda()
+    sampler = TemporalNeighborSampler(graph, [10, 5, 3], node_time=node_time, strategy=strategy)
+    seeds = torch.randint(0, 2000, (512,), generator=_gen(9)).cuda()
+    seed_time = torch.randint(0, 100, (512,), generator=_gen(10)).cuda()
+    sampler.sample(seeds, seed_time)  # the kernels' first use
+    assert count_syncs(lambda: sampler.sample(seeds, seed_time)) == 1
+    with pytest.raises(ValueError, match="seed id 2000 out of range for a graph of 2000 nodes"):
+        sampler.sample(torch.tensor([1, 2000], device="cuda"), seed_time[:2])
