@@ -18,7 +18,7 @@ has none). Kernel launches are the device events of a ``torch.profiler`` trace o
 copies and memsets counted apart (``benchmarks/device_counts.py``).
 Baselines in the same run: the vectorized PyTorch sampler of ``benchmarks.sampling``, the
 ``torch.unique`` relabel of ``benchmarks.id_map``, ``torch.sparse.mm``, and for heterogeneous
-sampling (the graph split in two node types) the sampler's own hops composed of
+(the graph split in two node types) and temporal sampling the samplers' own hops composed of
 ``sample_ranges`` and ``id_map``. On the CPU there is
 nothing to count; the benchmark says so and exits. The JSON goes to
 ``benchmarks/results/syncs-<device tag>-<preset>.json`` unless ``--out`` is given.
@@ -37,11 +37,12 @@ from benchmarks.aggregate import Structure
 from benchmarks.device_counts import count_kernels, count_syncs
 from benchmarks.id_map import torch_ordered_relabel
 from benchmarks.sampling import TorchNeighborSampler
-from fastgl import HeteroCSCGraph, NeighborSampler
+from fastgl import HeteroCSCGraph, NeighborSampler, TemporalNeighborSampler
 from fastgl.data.rmat import rmat_graph
 from fastgl.nn.functional import aggregate, es_spmm
 from fastgl.ops import id_map, random_walk
 from fastgl.sampling import HeteroNeighborSampler
+from fastgl.sampling.temporal import _sample_temporal
 
 
 def cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
@@ -152,11 +153,11 @@ def two_type_graph(graph) -> HeteroCSCGraph:
     return HeteroCSCGraph.from_edge_index_dict(edges, {"a": half, "b": graph.num_nodes - half})
 
 
-def hetero_cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
-    """Heterogeneous sampling of the graph split in two node types (four relations): the device
-    engine (one ``_hetero_sample_hops``) against the same sampler's hops composed of
-    ``sample_ranges`` and one ``id_map`` per node type (its reference, and the GPU path before
-    the engine)."""
+def engine_cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]]:
+    """Heterogeneous sampling of the graph split in two node types (four relations), and
+    temporal sampling of the graph: the device engine (one ``_hetero_sample_hops``) against the
+    same samplers' hops composed of ``sample_ranges`` and ``id_map`` (their reference, and the
+    GPU path before the engine)."""
     hetero = two_type_graph(graph)
     sampler = HeteroNeighborSampler(hetero, args.fanouts)
     generator = torch.Generator().manual_seed(args.seed)
@@ -167,14 +168,34 @@ def hetero_cases(graph, args) -> list[tuple[str, str, int, Callable[[], object]]
     }
     seeds = {t: s.to(graph.indptr.device) for t, s in seeds.items()}
     hops = len(args.fanouts)
+    # Temporal sampling of the homogeneous graph, node times at random, every seed at the middle.
+    node_time = torch.randint(0, 1000, (graph.num_nodes,), generator=generator)
+    temporal = TemporalNeighborSampler(graph, args.fanouts, node_time=node_time.to(graph.device))
+    temporal_seeds = torch.randperm(graph.num_nodes, generator=generator)[: args.batch_size]
+    temporal_seeds = temporal_seeds.to(graph.device)
+    seed_time = torch.full_like(temporal_seeds, 500)
+    engines = (("device engine", True), ("hops composed", False))
     return [
-        (
-            "heterogeneous sampling, 2 types",
-            f"fastgl HeteroNeighborSampler, {name}",
-            hops,
-            lambda engine=engine: sampler._sample(seeds, args.seed, engine=engine),
-        )
-        for name, engine in (("device engine", True), ("hops composed", False))
+        *(
+            (
+                "heterogeneous sampling, 2 types",
+                f"fastgl HeteroNeighborSampler, {name}",
+                hops,
+                lambda engine=engine: sampler._sample(seeds, args.seed, engine=engine),
+            )
+            for name, engine in engines
+        ),
+        *(
+            (
+                "temporal sampling (node times)",
+                f"fastgl TemporalNeighborSampler, {name}",
+                hops,
+                lambda engine=engine: _sample_temporal(
+                    temporal, temporal_seeds, seed_time, args.seed, engine=engine
+                ),
+            )
+            for name, engine in engines
+        ),
     ]
 
 
@@ -199,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
         return None
     graph = rmat_graph(args.preset, seed=args.seed).to(device)
     rows = []
-    for op, implementation, hops, call in cases(graph, args) + hetero_cases(graph, args):
+    for op, implementation, hops, call in cases(graph, args) + engine_cases(graph, args):
         syncs, launches = count_syncs(call), count_kernels(call)
         rows.append(
             {

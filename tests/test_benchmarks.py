@@ -363,11 +363,12 @@ def test_device_events_split_into_kernels_and_copies():
 
 
 def test_sync_benchmark_heterogeneous_cases_run_and_agree():
-    """The syncs benchmark's heterogeneous cases (the graph split in two node types) run on any
-    device, and the engine and the composed hops it compares draw the same sample."""
+    """The syncs benchmark's heterogeneous (the graph split in two node types) and temporal
+    cases run on any device, and the engine and the composed hops it compares draw the same
+    sample."""
     from argparse import Namespace
 
-    from benchmarks.syncs import hetero_cases, two_type_graph
+    from benchmarks.syncs import engine_cases, two_type_graph
     from fastgl.data.rmat import rmat_graph
 
     graph = rmat_graph("tiny", seed=0)
@@ -375,9 +376,14 @@ def test_sync_benchmark_heterogeneous_cases_run_and_agree():
     assert sum(hetero.num_nodes.values()) == graph.num_nodes
     assert sum(hetero[e].indices.numel() for e in hetero.edge_types) == graph.indices.numel()
     args = Namespace(fanouts=[4, 2], batch_size=64, seed=3)
-    (_, _, hops, engine), (_, _, _, composed) = hetero_cases(graph, args)
+    cases = engine_cases(graph, args)
+    (_, _, hops, engine), (_, _, _, composed) = cases[:2]
     got, expected = engine(), composed()
     assert hops == 2 and got.num_sampled_edges == expected.num_sampled_edges
     assert sum(map(sum, got.num_sampled_edges.values())) > 0
     for etype in hetero.edge_types:
         assert torch.equal(got.row[etype], expected.row[etype])
+    (op, _, _, engine), (_, _, _, composed) = cases[2:]
+    got, expected = engine(), composed()
+    assert op.startswith("temporal") and sum(got.num_sampled_edges) > 0
+    assert torch.equal(got.row, expected.row) and torch.equal(got.nodes, expected.nodes)
