@@ -457,9 +457,10 @@ def hetero_sample_hops(before, after, result) -> Fault:
             seed=before["seed"],
         )
     except (RuntimeError, ValueError) as error:
-        # A relational call reads a row only where a pair draws from it; sample_hops also reads
-        # (and checks) the rows of the nodes it never draws for, for their in-degrees.
-        if "indptr is not a valid CSC offset array" in str(error):
+        # A relational call reads a row (and its weights) only where a pair draws from it;
+        # sample_hops also checks the rows of the nodes it never draws for (their in-degrees)
+        # and the weights of rows it draws none from (fanout 0).
+        if any(what in str(error) for what in ("indptr is not a valid CSC", "weight")):
             return None
         return f"sample_hops rejects a call the heterogeneous engine accepted: {error}"
     pairs = zip(
@@ -486,9 +487,17 @@ def _edge_relations(before, num_types, edge_counts) -> Tensor:
 
 
 def _hetero_times_fault(before, node_base, col, edge_ids, edge_counts, tree) -> Fault:
-    """A timed relation's edges are no later than their tree's time."""
+    """A timed relation's edges are no later than their tree's time, where every row ascends
+    in time (the op's precondition, which it does not check: unsorted rows give some prefix)."""
     relation = _edge_relations(before, len(node_base) - 1, edge_counts)
     if relation.numel() == 0 or before["eid"] is not None:
+        return None
+    indptr, slot_time = before["indptr"], before["slot_time"]
+    if bool((indptr.diff() < 0).any()) or int(indptr[-1] - indptr[0]) != slot_time.numel():
+        return None  # rows no pair read
+    same_row = torch.repeat_interleave(torch.arange(indptr.numel() - 1), indptr.diff())
+    steps = slot_time.diff()
+    if bool((steps[same_row[1:] == same_row[:-1]] < 0).any()):
         return None
     timed = torch.tensor(before["timed"], dtype=torch.bool)[relation]
     dst_of = torch.tensor(before["dst_type"], dtype=torch.long)[relation]

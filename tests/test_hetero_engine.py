@@ -91,10 +91,11 @@ def _times(data, count, floating):
     by_edge=st.booleans(),
     strategy=st.sampled_from(["uniform", "last"]),
     replace=st.booleans(),
+    layerwise=st.booleans(),
     key=st.integers(0, 2**62),
     data=st.data(),
 )
-def test_random_graphs_temporal(case, by_edge, strategy, replace, key, data):
+def test_random_graphs_temporal(case, by_edge, strategy, replace, layerwise, key, data):
     """Node or edge times on some types or relations, of mixed dtypes (integer and float
     times compare as float64, as the reference's torch promotion does)."""
     edges, num_nodes, seeds, fanouts, num_hops = case
@@ -107,8 +108,9 @@ def test_random_graphs_temporal(case, by_edge, strategy, replace, key, data):
     times = {k: _times(data, sizes[k], data.draw(st.booleans())) for k in timed}
     option = {"edge_time" if by_edge else "node_time": times}
     seed_time = {t: _times(data, s.numel(), data.draw(st.booleans())) for t, s in seeds.items()}
+    options = dict(replace=replace, strategy=strategy, layerwise=layerwise)
     sampler = HeteroNeighborSampler(
-        graph, fanouts if edges else [2] * num_hops, replace=replace, strategy=strategy, **option
+        graph, fanouts if edges else [2] * num_hops, **options, **option
     )
     expected = sampler._sample(seeds, key, seed_time, engine=False)
     got = sampler._sample(seeds, key, seed_time, engine=True)
@@ -231,6 +233,48 @@ def test_every_hop_waiting_for_its_size_gives_the_same_sample(layerwise):
     waiting = torch.ops.fastgl._hetero_sample_hops(*args, 0)
     for a, b in zip(planned, waiting):
         assert torch.equal(a, b)
+
+
+def test_a_huge_fanout_without_transits_does_not_refuse_the_hop():
+    """A hop that waits for its size bounds each relation's draws by its own transits: 'yx'
+    (fanout 2^61 with replacement) has none at hop 2, where the hop waits for its size."""
+    edges = {
+        ("X", "xy", "Y"): torch.zeros(2, 0, dtype=torch.long),
+        ("Y", "yy", "Y"): torch.tensor([[1], [0]]),
+        ("Y", "yx", "X"): torch.tensor([[0], [0]]),
+    }
+    graph = HeteroCSCGraph.from_edge_index_dict(edges, {"X": 1, "Y": 2})
+    fanouts = {("X", "xy", "Y"): [1, 0], ("Y", "yy", "Y"): [1, 1], ("Y", "yx", "X"): [0, 2**61]}
+    sampler = HeteroNeighborSampler(graph, fanouts, replace=True)
+    sub = engine_equals_reference(sampler, {"Y": torch.tensor([0])}, 3)
+    assert sub.num_sampled_edges[("Y", "yy", "Y")] == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "seeds, error",
+    [
+        ([torch.tensor([0])], TypeError),
+        ({"c": torch.tensor([0])}, ValueError),
+        ({"a": torch.tensor([0.5])}, ValueError),
+        ({"a": torch.tensor([[0]])}, ValueError),
+        ({"a": torch.tensor([0]), "b": torch.tensor([7])}, ValueError),
+    ],
+)
+@pytest.mark.parametrize("temporal", [False, True])
+def test_bad_seeds_raise_the_references_errors(seeds, error, temporal):
+    edges = {
+        ("a", "r", "b"): torch.tensor([[0, 1, 2], [0, 0, 1]]),
+        ("b", "s", "a"): torch.tensor([[0, 1], [2, 2]]),
+    }
+    graph = HeteroCSCGraph.from_edge_index_dict(edges, {"a": 3, "b": 2})
+    times = {"node_time": {"a": torch.tensor([1, 2, 3]), "b": torch.tensor([0, 5])}}
+    sampler = HeteroNeighborSampler(graph, [2, 2], **(times if temporal else {}))
+    messages = []
+    for engine in (False, True):
+        with pytest.raises(error) as caught:
+            sampler._sample(seeds, 1, engine=engine)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
 
 
 def test_seeds_out_of_range_raise_the_references_error():

@@ -59,6 +59,9 @@ constexpr const char* kHeteroHopsOp = "hetero_sample_hops";
 // Hops per call: the device's counters hold a few entries per (node type, hop), and a call
 // without relations has no fanouts to bound them.
 constexpr int64_t kMaxHeteroHops = 1 << 16;
+// Upper bound on the engine's device counters per (node type or relation, hop) (hop_engine.h's
+// Ledger), for the check that they fit.
+constexpr int64_t kCountersPerTypeHop = 8;
 
 inline void check_hetero_relations(const Relations& rel, int64_t num_hops, int64_t num_rows) {
   constexpr const char* op = kHeteroHopsOp;
@@ -165,6 +168,11 @@ inline HopsInputs prepare_hetero_sample_hops(
   rel.latest = latest;
   check_hetero_times(slot_time, tree_time, rel, indptr, indices, weight, seeds, disjoint);
   const int64_t num_types = static_cast<int64_t>(rel.type_start.size()) - 1;
+  // The engine's device counters: a few per (node type, hop) and per (relation, hop).
+  const int64_t counters = hops::saturating_mul(hops::saturating_add(num_types, rel.count() + 1),
+                                                hops::saturating_add(num_hops, 1));
+  check_output_fits(op, "the per-type and per-relation counters", counters,
+                    kCountersPerTypeHop * sizeof(int64_t), indptr.device());
   std::vector<int64_t> offsets =
       hetero_seed_offsets(seed_counts, num_types, seeds.numel(), rel.type_start.back(), disjoint);
   // The engine's per-hop fanout is the widest of the hop's relations (-1 before any other).

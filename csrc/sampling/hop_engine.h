@@ -467,8 +467,9 @@ class HopEngine {
       fanout[i] = block.fanout;
       relation[i] = block.relation;
       timed[i] = rel_.timed.empty() ? 0 : rel_.timed[block.relation];
-      for (int64_t later = block.src + 1; later <= b; ++later) batch_pairs[later] += block.pairs;
     }
+    const std::vector<int64_t> first_pairs = batch_pairs_of(blocks);
+    std::copy(first_pairs.begin(), first_pairs.end(), batch_pairs);
     DeviceBlocks out{exec_.upload(host), {}};
     int64_t* d = out.table.data_ptr<int64_t>();
     const bool temporal = in_.slot_time.defined();
@@ -503,8 +504,8 @@ class HopEngine {
         CountDraws<index_t, weight_t>{call(), g_, frontier, device.view, num_batches_, h, draw,
                                       counts.data_ptr<int64_t>()});
     exec_.exclusive_scan(counts.data_ptr<int64_t>(), ptr.data_ptr<int64_t>(), pairs);
-    const GroupSizes items = worst_items(blocks);
-    const int64_t edges = edge_capacity(h, blocks, sum(items), frontier, ptr);
+    GroupSizes items = worst_items(blocks);
+    const int64_t edges = edge_capacity(h, blocks, items, frontier, ptr);
 
     make_room_for(std::min(edges, key_space_));
     at::Tensor slots = at::empty({edges}, options_), col = at::empty({edges}, options_);
@@ -530,39 +531,64 @@ class HopEngine {
   }
 
   // The hop's edge buffers' size: its pairs' worst case when that is bounded and within the
-  // budget, else the exact count, read back (the one wait such a hop costs).
-  int64_t edge_capacity(int64_t h, const std::vector<HostBlock>& blocks, int64_t worst,
+  // budget, else the exact count, read back (the one wait such a hop costs); a relational hop
+  // then also learns each group's exact items.
+  int64_t edge_capacity(int64_t h, const std::vector<HostBlock>& blocks, GroupSizes& items,
                         const Frontier& frontier, const at::Tensor& ptr) {
+    const int64_t worst = sum(items);
     if (worst != kUnbounded && saturating_add(planned_bytes_, level_bytes(worst)) <= budget_) {
       return worst;
     }
+    if (relational_) return exact_relational_edges(blocks, items, frontier, ptr);
     const int64_t pairs = ptr.numel() - 1;
     const at::Tensor sizes = exec_.read(
         at::cat({ledger_tensor_.narrow(0, ledger_.index_of(frontier.off + num_batches_), 1),
                  ptr.narrow(0, pairs, 1), ledger_tensor_.narrow(0, 0, 1)}));
     const int64_t* size = sizes.data_ptr<int64_t>();
     raise_fault(size[2]);  // a bad row makes the counts meaningless
-    if (relational_) {
-      // A transit is a pair of each block of its type: at most one per block.
-      const int64_t transits =
-          std::min(pairs, saturating_mul(size[0], static_cast<int64_t>(blocks.size())));
-      check_draws_fit(in_.op, transits, widest_fanout(blocks), cfg_.replace, g_.num_edges);
-    } else {
-      check_frontier_size(size[0]);
-      check_draws_fit(in_.op, size[0], cfg_.fanouts[h - 1], cfg_.replace, g_.num_edges);
-    }
+    check_frontier_size(size[0]);
+    check_draws_fit(in_.op, size[0], cfg_.fanouts[h - 1], cfg_.replace, g_.num_edges);
     check_output_fits(in_.op, "the sampled edges", size[1], kBytesPerEdge, in_.indptr.device());
     return size[1];
   }
 
-  // The fanout that draws the most per pair among the blocks (-1 before any other).
-  static int64_t widest_fanout(const std::vector<HostBlock>& blocks) {
-    int64_t widest = 0;
+  // One read-back: the frontier's offsets per node type, the draw scan at each type's first
+  // pair, and the fault word. Each block's actual transits bound its draws.
+  int64_t exact_relational_edges(const std::vector<HostBlock>& blocks, GroupSizes& items,
+                                 const Frontier& frontier, const at::Tensor& ptr) {
+    const int64_t b = num_batches_;
+    std::vector<at::Tensor> parts{ledger_tensor_.narrow(0, ledger_.index_of(frontier.off), b + 1)};
+    for (int64_t first : batch_pairs_of(blocks)) parts.push_back(ptr.narrow(0, first, 1));
+    parts.push_back(ledger_tensor_.narrow(0, 0, 1));
+    const at::Tensor sizes = exec_.read(at::cat(parts));
+    const int64_t* off = sizes.data_ptr<int64_t>();
+    const int64_t* item_off = off + b + 1;
+    raise_fault(item_off[b + 1]);  // a bad row makes the counts meaningless
+    int64_t bound = 0;
     for (const HostBlock& block : blocks) {
-      if (block.fanout < 0) return block.fanout;
-      widest = std::max(widest, block.fanout);
+      const int64_t transits = off[block.dst + 1] - off[block.dst];
+      check_draws_fit(in_.op, transits, block.fanout, cfg_.replace, g_.num_edges);
+      const int64_t per_pair = block.fanout < 0 ? g_.num_edges : per_pair_bound(block.fanout);
+      bound = saturating_add(bound, saturating_mul(transits, per_pair));
     }
-    return widest;
+    FASTGL_CHECK(bound <= INT64_MAX / 8, in_.op, "the hop's pairs drawing up to ", bound,
+                 " edges in all overflow an int64 edge array");
+    for (int64_t group = 0; group < b; ++group)
+      items[group] = item_off[group + 1] - item_off[group];
+    const int64_t edges = item_off[b] - item_off[0];
+    check_output_fits(in_.op, "the sampled edges", edges, kBytesPerEdge, in_.indptr.device());
+    return edges;
+  }
+
+  // Where each batch's pairs start among a relational hop's blocks (PairBlocks::batch_pairs).
+  std::vector<int64_t> batch_pairs_of(const std::vector<HostBlock>& blocks) const {
+    std::vector<int64_t> first(num_batches_ + 1, 0);
+    for (const HostBlock& block : blocks) {
+      for (int64_t later = block.src + 1; later <= num_batches_; ++later) {
+        first[later] += block.pairs;
+      }
+    }
+    return first;
   }
 
   // ---- the end of the call -----------------------------------------------------------------

@@ -426,9 +426,10 @@ class HeteroNeighborSampler:
         if engine is None:
             engine = self.graph.device.type == "cuda"
         if engine:
+            checked = self._checked_seeds(seeds, check_ranges=False)
             tree_time = self._tree_times(seeds, seed_time)
             weight = self._checked_edge_weight(edge_weight)
-            return self._sample_on_engine(seeds, key, weight, tree_time)
+            return self._sample_on_engine(seeds, checked, key, weight, tree_time)
         seed_ids, seeds_per_type = self._checked_seeds(seeds)
         tree_time = self._tree_times(seeds, seed_time)
         weight = self._checked_edge_weight(edge_weight)
@@ -454,6 +455,7 @@ class HeteroNeighborSampler:
     def _sample_on_engine(
         self,
         seeds: Mapping[str, Tensor],
+        checked: tuple[Tensor, list[int]],
         key: int,
         weight: Tensor | None,
         tree_time: Tensor | None,
@@ -462,9 +464,14 @@ class HeteroNeighborSampler:
         one synchronization per call (it brings back the counts), the samples of the hops
         composed in :meth:`_sample`, bit for bit. Temporal: the engine draws from the
         time-sorted view, each timed pair's range cut to its tree's valid prefix, comparing
-        order-preserving int64 keys of the times (:func:`~.temporal.time_keys`)."""
+        order-preserving int64 keys of the times (:func:`~.temporal.time_keys`). ``checked``:
+        :meth:`_checked_seeds` of ``seeds`` without their ranges, which the engine checks.
+
+        Host reads besides the op's one: a seed type that takes its own node times has its
+        seeds range-checked (before the gather), and float seed times are checked for NaN, each
+        once per node type."""
         graph, combined = self.graph, self.graph.combined
-        seed_ids, seeds_per_type = self._checked_seeds(seeds, check_ranges=False)
+        seed_ids, seeds_per_type = checked
         # A graph without relations has no offsets at all; the op's CSC has one entry.
         indptr = combined.indptr if combined.indptr.numel() else seed_ids.new_zeros(1)
         sources, edge_ids, times = combined.indices, combined.eid, {}

@@ -29,6 +29,7 @@ __global__ void run_stage_kernel(int64_t n, Stage stage) {
 struct CudaExec {
   at::TensorOptions device_options;
   cudaStream_t stream;
+  const char* op;  // the name errors carry
 
   at::TensorOptions options() const { return device_options; }
 
@@ -56,7 +57,7 @@ struct CudaExec {
   void exclusive_scan(const int64_t* in, int64_t* out, int64_t n) const {
     C10_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int64_t), stream));
     if (n == 0) return;
-    const auto length = fastgl::cuda::cub_length(kHopsOp, n);
+    const auto length = fastgl::cuda::cub_length(op, n);
     size_t bytes = 0;
     C10_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, length, stream));
     const at::Tensor scratch =
@@ -86,7 +87,7 @@ struct CudaExec {
 
 struct CudaSampleHops {
   static HopsResult run_engine(const HopsInputs& in, int64_t budget_bytes) {
-    const CudaExec exec{in.seeds.options().dtype(at::kLong), fastgl::cuda::current_stream()};
+    const CudaExec exec{in.seeds.options().dtype(at::kLong), fastgl::cuda::current_stream(), in.op};
     return hops::run_hop_engine(in, exec, hops::engine_budget(budget_bytes, in.indptr.device()));
   }
   static HopsResult run(const HopsInputs& in) { return run_engine(in, -1); }
