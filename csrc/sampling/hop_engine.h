@@ -154,6 +154,29 @@ struct HostBlock {
   int64_t src, dst, row_base, fanout, relation, pairs;
 };
 
+// The columns of a relational hop's block table (K blocks, B batches), one int64 tensor that is
+// filled on the host and uploaded: PairBlocks points into its device copy.
+struct BlockColumns {
+  int64_t *start, *src, *dst, *row_base, *fanout, *relation, *stream_base, *ptr_base, *batch_pairs,
+      *timed;
+
+  static int64_t size(int64_t k, int64_t b) { return (k + 1) + 8 * k + (b + 1); }
+  static BlockColumns at(int64_t* table, int64_t k, int64_t b) {
+    BlockColumns c{};
+    c.start = table;
+    c.src = c.start + k + 1;
+    c.dst = c.src + k;
+    c.row_base = c.dst + k;
+    c.fanout = c.row_base + k;
+    c.relation = c.fanout + k;
+    c.stream_base = c.relation + k;
+    c.ptr_base = c.stream_base + k;
+    c.batch_pairs = c.ptr_base + k;
+    c.timed = c.batch_pairs + b + 1;
+    return c;
+  }
+};
+
 // A hop's pair blocks on the device: the table PairBlocks points into (relational hops only).
 struct DeviceBlocks {
   at::Tensor table;
@@ -412,7 +435,7 @@ class HopEngine {
     exec_.exclusive_scan(flags.data_ptr<int64_t>(), rank.data_ptr<int64_t>(), capacity);
     const bool next_is_layer = cfg_.layerwise && level >= 1 && level < num_hops_;
     exec_.single(BookLevel{ledger_.book(level), num_batches_, level, num_hops_ + 1,
-                           rank.data_ptr<int64_t>(), pair_ptr, blocks.batch_pairs, blocks,
+                           rank.data_ptr<int64_t>(), pair_ptr, blocks,
                            level == 0 ? nullptr : ledger_.item_off(level), ledger_.node_total(),
                            ledger_.node_counts(), ledger_.edge_counts(),
                            relational_ && level > 0 ? ledger_.relation_edges() : nullptr,
@@ -453,37 +476,34 @@ class HopEngine {
               {0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                frontier.off}};
     const int64_t k = static_cast<int64_t>(blocks.size()), b = num_batches_;
-    at::Tensor host = at::zeros({(k + 1) + 8 * k + (b + 1)}, at::kLong);
-    int64_t* data = host.data_ptr<int64_t>();
-    int64_t *start = data, *src = start + k + 1, *dst = src + k, *row_base = dst + k;
-    int64_t *fanout = row_base + k, *relation = fanout + k, *batch_pairs = relation + 3 * k;
-    int64_t* timed = batch_pairs + b + 1;
+    at::Tensor host = at::zeros({BlockColumns::size(k, b)}, at::kLong);
+    const BlockColumns column = BlockColumns::at(host.data_ptr<int64_t>(), k, b);
     for (int64_t i = 0; i < k; ++i) {
       const HostBlock& block = blocks[i];
-      start[i + 1] = start[i] + block.pairs;
-      src[i] = block.src;
-      dst[i] = block.dst;
-      row_base[i] = block.row_base;
-      fanout[i] = block.fanout;
-      relation[i] = block.relation;
-      timed[i] = rel_.timed.empty() ? 0 : rel_.timed[block.relation];
+      column.start[i + 1] = column.start[i] + block.pairs;
+      column.src[i] = block.src;
+      column.dst[i] = block.dst;
+      column.row_base[i] = block.row_base;
+      column.fanout[i] = block.fanout;
+      column.relation[i] = block.relation;
+      column.timed[i] = rel_.timed.empty() ? 0 : rel_.timed[block.relation];
     }
     const std::vector<int64_t> first_pairs = batch_pairs_of(blocks);
-    std::copy(first_pairs.begin(), first_pairs.end(), batch_pairs);
+    std::copy(first_pairs.begin(), first_pairs.end(), column.batch_pairs);
     DeviceBlocks out{exec_.upload(host), {}};
-    int64_t* d = out.table.data_ptr<int64_t>();
+    const BlockColumns on_device = BlockColumns::at(out.table.data_ptr<int64_t>(), k, b);
     const bool temporal = in_.slot_time.defined();
     out.view = {k,
-                d,
-                d + k + 1,
-                d + 2 * k + 1,
-                d + 3 * k + 1,
-                d + 4 * k + 1,
-                d + 5 * k + 1,
-                d + 6 * k + 1,
-                d + 7 * k + 1,
-                d + 8 * k + 1,
-                d + 8 * k + b + 2,
+                on_device.start,
+                on_device.src,
+                on_device.dst,
+                on_device.row_base,
+                on_device.fanout,
+                on_device.relation,
+                on_device.stream_base,
+                on_device.ptr_base,
+                on_device.batch_pairs,
+                on_device.timed,
                 temporal ? in_.slot_time.data_ptr<int64_t>() : nullptr,
                 temporal ? in_.tree_time.data_ptr<int64_t>() : nullptr,
                 rel_.latest};

@@ -216,6 +216,12 @@ C10_HOST_DEVICE inline PairRange pair_range(const PairBlocks& blocks, const Call
   return {lo - start > pair.fanout ? lo - pair.fanout : start, lo, -1};
 }
 
+// A block's entries in the relational CSC offsets: one per transit and a closing one, none
+// without transits (its relation drew nothing at the hop).
+C10_HOST_DEVICE inline int64_t offset_entries(int64_t transits) {
+  return transits > 0 ? transits + 1 : 0;
+}
+
 // One thread, before a relational hop draws: each block's first stream (the pairs of the blocks
 // of earlier relations before it) and where its CSC offsets go (count + 1 entries for a block
 // with transits, relation-major after the earlier hops'; `ptr_total` runs over the call).
@@ -232,12 +238,11 @@ struct PlaceBlocks {
         if (blocks.relation[other] >= blocks.relation[k]) continue;
         const int64_t transits = batch_size(frontier_off, blocks.dst[other]);
         streams += transits;
-        entries += transits > 0 ? transits + 1 : 0;
+        entries += offset_entries(transits);
       }
-      const int64_t transits = batch_size(frontier_off, blocks.dst[k]);
       blocks.stream_base[k] = streams;
       blocks.ptr_base[k] = *ptr_total + entries;
-      added += transits > 0 ? transits + 1 : 0;
+      added += offset_entries(batch_size(frontier_off, blocks.dst[k]));
     }
     *ptr_total += added;
   }
@@ -403,9 +408,8 @@ struct BookLevel {
   LevelBook book;
   int64_t num_batches, level, num_levels;  // num_levels = L + 1
   const int64_t* rank;
-  const int64_t* pair_ptr;     // hops: the scan of the draw counts; null for the seeds
-  const int64_t* batch_pairs;  // hops: [B + 1] batch b's pairs (PairBlocks::batch_pairs)
-  PairBlocks blocks;
+  const int64_t* pair_ptr;  // hops: the scan of the draw counts; null for the seeds
+  PairBlocks blocks;        // hops: batch b's pairs are blocks.batch_pairs[b] ..
   int64_t* item_off_out;    // hops: written here, then read as book.item_off
   int64_t* node_total;      // [B] running
   int64_t* node_counts;     // [B, L + 1]
@@ -415,7 +419,7 @@ struct BookLevel {
 
   C10_HOST_DEVICE void operator()(int64_t) const {
     if (pair_ptr) {
-      for (int64_t b = 0; b <= num_batches; ++b) item_off_out[b] = pair_ptr[batch_pairs[b]];
+      for (int64_t b = 0; b <= num_batches; ++b) item_off_out[b] = pair_ptr[blocks.batch_pairs[b]];
     }
     if (relation_edges) {
       for (int64_t k = 0; k < blocks.count; ++k) {

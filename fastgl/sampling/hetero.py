@@ -13,7 +13,7 @@ over a time-sorted view of the combined edge array (``temporal.TimeSortedRows``,
 time of the pair's tree.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import accumulate
@@ -38,7 +38,7 @@ from .temporal import (
     checked_strategy,
     common_time_dtype,
     hetero_time_sorted_rows,
-    time_keys,
+    is_engine_seed_fault,
 )
 
 _WHERE = "hetero_neighbor_sample"
@@ -349,10 +349,8 @@ class HeteroNeighborSampler:
             )
         elif strategy != "uniform":
             raise ValueError(f"{_WHERE}: strategy={strategy!r} needs node_time or edge_time")
-        # The engine's view of the times: which relations have them, and int64 keys of the
-        # sorted slots' times per comparison dtype (built on first use).
+        # The engine's view of the times: which relations have them.
         self._timed_relations = [] if self._timed is None else self._timed.int().tolist()
-        self._slot_keys = {}
         self.node_time = None if node_time is None else dict(node_time)
         self.edge_time = None if edge_time is None else dict(edge_time)
         self.disjoint = disjoint or self.temporal
@@ -426,7 +424,11 @@ class HeteroNeighborSampler:
         if engine is None:
             engine = self.graph.device.type == "cuda"
         if engine:
-            checked = self._checked_seeds(seeds, check_ranges=False)
+            # The engine checks the seeds' ranges as it inserts them, but the gather of a seed
+            # type's own node times (no seed_time for it) needs them in range first.
+            given = seed_time if isinstance(seed_time, Mapping) else {}
+            own_times = [t for t in self.graph.node_types if self.temporal and t not in given]
+            checked = self._checked_seeds(seeds, own_times)
             tree_time = self._tree_times(seeds, seed_time)
             weight = self._checked_edge_weight(edge_weight)
             return self._sample_on_engine(seeds, checked, key, weight, tree_time)
@@ -465,7 +467,7 @@ class HeteroNeighborSampler:
         composed in :meth:`_sample`, bit for bit. Temporal: the engine draws from the
         time-sorted view, each timed pair's range cut to its tree's valid prefix, comparing
         order-preserving int64 keys of the times (:func:`~.temporal.time_keys`). ``checked``:
-        :meth:`_checked_seeds` of ``seeds`` without their ranges, which the engine checks.
+        :meth:`_checked_seeds` of ``seeds``, whose ranges the engine checks.
 
         Host reads besides the op's one: a seed type that takes its own node times has its
         seeds range-checked (before the gather), and float seed times are checked for NaN, each
@@ -478,12 +480,10 @@ class HeteroNeighborSampler:
         if tree_time is not None:
             rows = self._time_rows
             sources, edge_ids = rows.sources, rows.edge_ids
-            dtype = common_time_dtype([rows.slot_time, tree_time])
-            if dtype not in self._slot_keys:
-                self._slot_keys[dtype] = time_keys(rows.slot_time, dtype)
+            slot_keys, tree_keys = rows.time_keys(tree_time)
             times = dict(
-                slot_time=self._slot_keys[dtype],
-                tree_time=time_keys(tree_time, dtype),
+                slot_time=slot_keys,
+                tree_time=tree_keys,
                 timed=self._timed_relations,
                 latest=self.strategy == "last",
             )
@@ -508,7 +508,7 @@ class HeteroNeighborSampler:
                 **times,
             )
         except RuntimeError as error:
-            if str(error).startswith("hetero_sample_hops: seed "):
+            if is_engine_seed_fault(error):
                 self._checked_seeds(seeds)  # the error path: the CPU's ValueError
             raise
         nodes, node_counts, row, col, eid, edge_counts, seed_local, tree, indptr = out
@@ -588,11 +588,12 @@ class HeteroNeighborSampler:
         return edge_weight
 
     def _checked_seeds(
-        self, seeds: Mapping[str, Tensor], check_ranges: bool = True
+        self, seeds: Mapping[str, Tensor], ranged: Collection[str] | None = None
     ) -> tuple[Tensor, list[int]]:
         """The seeds as global ids, node types in the graph's order, and their count per type;
-        ``check_ranges=False`` leaves their values to the device engine, which checks them as
-        it inserts them (a read-back here would cost a synchronization per type)."""
+        their ids are range-checked for the node types in ``ranged`` (default: all). The device
+        engine checks the others as it inserts them (a read-back here would cost a
+        synchronization per type)."""
         graph = self.graph
         check_type_dict(_WHERE, "seeds", seeds, graph.num_nodes, "node", "ids")
         parts, counts = [], []
@@ -603,7 +604,7 @@ class HeteroNeighborSampler:
                 continue
             what = f"seeds[{ntype!r}]"
             check_id_tensor(_WHERE, what, ids, graph.device)
-            if check_ranges:
+            if ranged is None or ntype in ranged:
                 check_ids(_WHERE, what, ids, graph.num_nodes[ntype], f"'{ntype}'")
             parts.append(ids.to(torch.int64) + offset)
             counts.append(ids.numel())
@@ -642,7 +643,8 @@ class HeteroNeighborSampler:
         return torch.cat([p.to(dtype) for p in parts])
 
     def _own_times(self, ntype: str, ids: Tensor) -> Tensor:
-        """The node times of seeds ``ids`` of type ``ntype``, which has no ``seed_time``."""
+        """The node times of seeds ``ids`` of type ``ntype``, which has no ``seed_time``; the ids
+        are range-checked (:meth:`_checked_seeds`)."""
         if self.node_time is None or ntype not in self.node_time:
             why = (
                 "edge times give seeds no time of their own"
@@ -653,8 +655,6 @@ class HeteroNeighborSampler:
                 f"{_WHERE}: seeds of type {ntype!r} need seed_time[{ntype!r}] (one time per "
                 f"seed, PyG's input_time): {why}"
             )
-        # The engine leaves seed ranges to the device, but this gather needs them in range.
-        check_ids(_WHERE, f"seeds[{ntype!r}]", ids, self.graph.num_nodes[ntype], f"'{ntype}'")
         return self.node_time[ntype][ids.to(torch.int64)]
 
     def _draw_hop(

@@ -116,7 +116,6 @@ class TemporalNeighborSampler:
         self.node_time, self.edge_time = node_time, edge_time
         self.replace = replace
         self._rows = TimeSortedRows(graph.indptr, graph.indices, graph.edge_ids(), slot_time)
-        self._slot_keys = {}  # the device engine's int64 keys of the slots' times, per dtype
         self._in_degrees = graph.in_degrees()
 
     def sample(
@@ -140,7 +139,7 @@ class TemporalNeighborSampler:
         try:
             return _sample_temporal(self, ids, self._checked_seed_time(ids, seed_time), key)
         except RuntimeError as error:
-            if str(error).startswith("hetero_sample_hops: seed "):
+            if is_engine_seed_fault(error):
                 checked_seeds(_WHERE, self.graph, seeds)  # the error path: the CPU's ValueError
             raise
 
@@ -197,9 +196,18 @@ class TimeSortedRows:
         self.sources = sources[order]
         self.edge_ids = edge_ids[order]
         self.slot_time = slot_time[order]
+        self._slot_keys = {}  # per comparison dtype, built on first use (time_keys)
         lengths = indptr[1:] - indptr[:-1]
         # A binary search over a row of d slots settles in d.bit_length() halvings.
         self._search_steps = int(lengths.max()).bit_length() if lengths.numel() else 0
+
+    def time_keys(self, tree_time: Tensor) -> tuple[Tensor, Tensor]:
+        """The device engine's view of the times: int64 keys (:func:`time_keys`) of every
+        slot's time and of ``tree_time``, in the dtype the reference compares them in."""
+        dtype = common_time_dtype([self.slot_time, tree_time])
+        if dtype not in self._slot_keys:
+            self._slot_keys[dtype] = time_keys(self.slot_time, dtype)
+        return self._slot_keys[dtype], time_keys(tree_time, dtype)
 
     def valid_ends(self, starts: Tensor, ends: Tensor, times: Tensor) -> Tensor:
         """For rows ``[starts, ends)``: the end of each row's prefix of slots whose time is
@@ -304,6 +312,12 @@ def time_keys(times: Tensor, dtype: torch.dtype) -> Tensor:
         return times.to(torch.int64)
     bits = (times.to(torch.float64) + 0.0).view(torch.int64)  # + 0.0 turns -0.0 into +0.0
     return torch.where(bits < 0, bits ^ ((1 << 63) - 1), bits)
+
+
+def is_engine_seed_fault(error: RuntimeError) -> bool:
+    """Whether ``fastgl::_hetero_sample_hops`` refused a seed (it checks them as it inserts
+    them); its callers then run their own seed check, which raises the CPU path's error."""
+    return str(error).startswith("hetero_sample_hops: seed ")
 
 
 def hetero_time_sorted_rows(
@@ -416,9 +430,7 @@ def _sample_temporal_on_engine(
     node type with one timed relation over its time-sorted rows, every seed its own tree. The
     seeds are checked and ``seed_time`` is of the slots' comparison dtype already."""
     graph, rows = sampler.graph, sampler._rows
-    dtype = common_time_dtype([rows.slot_time, seed_time])
-    if dtype not in sampler._slot_keys:
-        sampler._slot_keys[dtype] = time_keys(rows.slot_time, dtype)
+    slot_keys, tree_keys = rows.time_keys(seed_time)
     nodes, node_counts, row, col, eid, edge_counts, _, tree, _ = (
         torch.ops.fastgl._hetero_sample_hops(
             graph.indptr,
@@ -437,8 +449,8 @@ def _sample_temporal_on_engine(
             False,
             True,
             key,
-            slot_time=sampler._slot_keys[dtype],
-            tree_time=time_keys(seed_time, dtype),
+            slot_time=slot_keys,
+            tree_time=tree_keys,
             timed=[1],
             latest=sampler.strategy == "last",
         )
